@@ -1,0 +1,153 @@
+/**
+ * The embedded PostgreSQL: PGlite (PostgreSQL compiled to WASM) served over the wire protocol on a loopback port,
+ * so the app, scripts and tests talk to it with `pg` exactly as they would to a real server.
+ *
+ * Exactly one process may own a data folder: two PGlite instances on one folder lose writes silently. The owner
+ * holds `<dir>/owner.json` (created with O_EXCL); a second opener reads it and, if the owner is alive, connects to
+ * its port instead of opening the folder; if the owner is dead, the stale lock is taken over.
+ */
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+
+export const EMBEDDED_MAX_CONNECTIONS = 40;
+
+export type EmbeddedServer = {
+  url: string;
+  port: number;
+  owned: boolean;
+  stop(): Promise<void>;
+};
+
+type Owner = { pid: number; port: number; startedAt: string };
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export function urlFor(port: number): string {
+  return `postgres://postgres:postgres@127.0.0.1:${port}/postgres?sslmode=disable`;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function portAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ port, host: "127.0.0.1" });
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once("error", () => resolve(false));
+  });
+}
+
+/** Reads the owner record of a data folder, or null when nobody alive owns it. */
+export function currentOwner(dataDir: string): Owner | null {
+  const lock = path.join(dataDir, "owner.json");
+  try {
+    const owner = JSON.parse(fs.readFileSync(lock, "utf8")) as Owner;
+    return alive(owner.pid) ? owner : null;
+  } catch {
+    return null;
+  }
+}
+
+function takeLock(dataDir: string, owner: Owner): boolean {
+  const lock = path.join(dataDir, "owner.json");
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = fs.openSync(lock, "wx");
+      fs.writeSync(fd, JSON.stringify(owner));
+      fs.closeSync(fd);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      if (currentOwner(dataDir)) return false;
+      // Stale lock from a dead process: remove it and try once more (O_EXCL arbitrates a concurrent taker).
+      try {
+        fs.unlinkSync(lock);
+      } catch {
+        /* someone else removed it first */
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * Starts (or joins) the embedded server for `dataDir`. `dataDir` null means an in-memory database (tests).
+ * `port` 0 picks a free port.
+ */
+export async function startEmbedded(opts: { dataDir: string | null; port?: number; maxConnections?: number }): Promise<EmbeddedServer> {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
+  const port = opts.port && opts.port > 0 ? opts.port : await freePort();
+
+  if (opts.dataDir) {
+    fs.mkdirSync(opts.dataDir, { recursive: true });
+    const me: Owner = { pid: process.pid, port, startedAt: new Date().toISOString() };
+    if (!takeLock(opts.dataDir, me)) {
+      const owner = currentOwner(opts.dataDir);
+      if (owner && (await portAnswers(owner.port))) {
+        return { url: urlFor(owner.port), port: owner.port, owned: false, stop: async () => {} };
+      }
+      throw new Error(
+        `The embedded database folder ${opts.dataDir} is owned by process ${owner?.pid ?? "?"}, which does not answer on its port. ` +
+          `Stop that process (or remove ${path.join(opts.dataDir, "owner.json")} if it is gone) and try again.`,
+      );
+    }
+  }
+
+  const release = () => {
+    if (!opts.dataDir) return;
+    try {
+      const lock = path.join(opts.dataDir, "owner.json");
+      const owner = JSON.parse(fs.readFileSync(lock, "utf8")) as Owner;
+      if (owner.pid === process.pid) fs.unlinkSync(lock);
+    } catch {
+      /* already gone */
+    }
+  };
+
+  try {
+    const db = opts.dataDir ? await PGlite.create(path.join(opts.dataDir, "pgdata")) : await PGlite.create();
+    const server = new PGLiteSocketServer({
+      db,
+      port,
+      host: "127.0.0.1",
+      maxConnections: opts.maxConnections ?? EMBEDDED_MAX_CONNECTIONS,
+    });
+    await server.start();
+    let stopped = false;
+    return {
+      url: urlFor(port),
+      port,
+      owned: true,
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        await server.stop();
+        await db.close();
+        release();
+      },
+    };
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
