@@ -132,6 +132,7 @@ export async function startEmbedded(opts: { dataDir: string | null; port?: numbe
       host: "127.0.0.1",
       maxConnections: opts.maxConnections ?? EMBEDDED_MAX_CONNECTIONS,
     });
+    keepExtendedQueryGroupsTogether(server);
     await server.start();
     let stopped = false;
     return {
@@ -150,4 +151,76 @@ export async function startEmbedded(opts: { dataDir: string | null; port?: numbe
     release();
     throw e;
   }
+}
+
+/** Client message types of the extended query protocol that leave a statement or portal half-done until Sync. */
+const EXTENDED = new Set(["P", "B", "D", "E", "C", "H"].map((c) => c.charCodeAt(0)));
+
+type QueueItem = { handlerId: number; message: Uint8Array; onData(d: Uint8Array): void; resolve(n: number): void; reject(e: unknown): void };
+type QueryQueue = {
+  queue: QueueItem[];
+  processing: boolean;
+  lastHandlerId: number | null;
+  db: { isInTransaction(): boolean; runExclusive<T>(fn: () => Promise<T>): Promise<T>; execProtocolRawStream(m: Uint8Array, o: { onRawData(d: Uint8Array): void }): Promise<void> };
+  processQueue(): Promise<void>;
+  clearQueueForHandler(id: number): void;
+};
+
+/**
+ * pglite-socket 0.2.17 serializes single protocol messages across connections, and keeps one connection exclusive
+ * only while it is inside a transaction. Between transactions, two connections' extended-protocol messages
+ * (Parse, Bind, Execute ... Sync) interleave, and one clobbers the other's unnamed statement ("unnamed prepared
+ * statement does not exist", "portal does not exist") under any concurrency. This keeps a connection exclusive
+ * from its first extended-protocol message to its Sync as well, exactly as the library already does for
+ * transactions.
+ */
+function keepExtendedQueryGroupsTogether(server: unknown): void {
+  const q = (server as { queryQueue: QueryQueue }).queryQueue;
+  let midGroup = false;
+  q.processQueue = async function processQueue(this: QueryQueue) {
+    if (this.processing || this.queue.length === 0) return;
+    this.processing = true;
+    try {
+      while (this.queue.length > 0) {
+        let item: QueueItem | undefined;
+        if ((midGroup || this.db.isInTransaction()) && this.lastHandlerId !== null) {
+          const i = this.queue.findIndex((r) => r.handlerId === this.lastHandlerId);
+          if (i === -1) break; // wait for the exclusive connection's next message
+          item = this.queue.splice(i, 1)[0];
+        } else {
+          item = this.queue.shift();
+        }
+        if (!item) break;
+        const current = item;
+        let bytes = 0;
+        try {
+          await this.db.runExclusive(() =>
+            this.db.execProtocolRawStream(current.message, {
+              onRawData: (d) => {
+                bytes += d.length;
+                current.onData(d);
+              },
+            }),
+          );
+        } catch (e) {
+          current.reject(e);
+          continue;
+        }
+        midGroup = EXTENDED.has(current.message[0]);
+        this.lastHandlerId = current.handlerId;
+        current.resolve(bytes);
+      }
+    } finally {
+      this.processing = false;
+    }
+  }.bind(q);
+  const clear = q.clearQueueForHandler.bind(q);
+  q.clearQueueForHandler = (id: number) => {
+    clear(id);
+    if (q.lastHandlerId === id && midGroup) {
+      midGroup = false;
+      q.lastHandlerId = null;
+      void q.processQueue();
+    }
+  };
 }

@@ -112,6 +112,7 @@ CREATE TABLE "Task" (
     "agentId" TEXT NOT NULL,
     "principalUserId" TEXT NOT NULL,
     "tool" TEXT NOT NULL,
+    "toolVersion" TEXT NOT NULL,
     "arguments" JSONB NOT NULL,
     "argumentsDigest" TEXT NOT NULL,
     "resourceType" TEXT NOT NULL,

@@ -1,0 +1,27 @@
+/**
+ * The MCP endpoint. Bearer authentication first (401 with `WWW-Authenticate: Bearer` for an unknown, revoked or
+ * malformed token), then the SDK's web-standard handler; the server itself is built per request in lib/mcp.
+ */
+import { createMcpHandler } from "@modelcontextprotocol/server";
+import { requireAgent } from "@/lib/mcp/auth";
+import { createServer } from "@/lib/mcp/server";
+
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+
+// 'stateless' serves 2025-11-25 clients too (they get the degraded, task-less path).
+const handler = createMcpHandler(createServer, {
+  legacy: "stateless",
+  // Name and code only: SDK messages can quote header and argument values, which stay out of the logs.
+  onerror: (error) => console.error(`[mcp] rejected or failed: ${error.name}${"code" in error ? ` ${String(error.code)}` : ""}`),
+});
+
+async function serve(request: Request): Promise<Response> {
+  const auth = await requireAgent(request);
+  if (auth instanceof Response) return auth;
+  return handler.fetch(request, { authInfo: auth });
+}
+
+export const POST = serve;
+export const GET = serve;
+export const DELETE = serve;

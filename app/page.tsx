@@ -1,0 +1,7 @@
+import { redirect } from "next/navigation";
+import { currentUser } from "@/lib/auth/session";
+
+export default async function Home() {
+  const user = await currentUser();
+  redirect(user ? "/inbox" : "/login");
+}

@@ -1,0 +1,89 @@
+"use client";
+
+import { useActionState, useState } from "react";
+import type { DecisionState } from "@/lib/inbox/outcome";
+import { OutcomeBanner } from "./OutcomeBanner";
+
+type Props = {
+  requestId: string;
+  tool: string;
+  /** Null when this reviewer may decide now; otherwise why not. */
+  cannotAct: string | null;
+  action: (prev: DecisionState, formData: FormData) => Promise<DecisionState>;
+};
+
+/** Approve / Deny for a reviewer who may act, the reason why not otherwise, and what happened after acting. */
+export function DecisionPanel({ requestId, tool, cannotAct, action }: Props) {
+  const [state, formAction, pending] = useActionState(action, { status: "idle" } as DecisionState);
+  const [comment, setComment] = useState("");
+
+  if (state.status === "done") {
+    return <OutcomeBanner outcome={state.outcome} live testId="decision-result" />;
+  }
+  if (cannotAct) {
+    return (
+      <p className="rounded-lg border border-slate-200 bg-slate-50 px-4 py-3 text-sm text-slate-700" data-testid="cannot-act">
+        {cannotAct}
+      </p>
+    );
+  }
+
+  const commentError = state.status === "error" && state.field === "comment" ? state.message : null;
+  const otherError = state.status === "error" && state.field !== "comment" ? state.message : null;
+
+  return (
+    <form action={formAction} className="space-y-3" aria-label="Decide this request">
+      <input type="hidden" name="requestId" value={requestId} />
+      <input type="hidden" name="tool" value={tool} />
+      <div className="space-y-1">
+        <label htmlFor="comment" className="block text-sm font-medium text-slate-700">
+          Comment
+        </label>
+        <textarea
+          id="comment"
+          name="comment"
+          rows={3}
+          maxLength={1000}
+          value={comment}
+          onChange={(e) => setComment(e.target.value)}
+          aria-describedby="comment-hint"
+          aria-invalid={commentError ? true : undefined}
+          className="block w-full rounded-md border border-slate-300 bg-white px-3 py-2 text-sm shadow-sm"
+        />
+        <p id="comment-hint" className={`text-xs ${commentError ? "text-red-700" : "text-slate-500"}`}>
+          {commentError ?? "Optional when approving. Required when denying: the reason is recorded in the audit trail."}
+        </p>
+      </div>
+      {otherError && (
+        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">
+          {otherError}
+        </p>
+      )}
+      <div className="flex flex-wrap gap-2">
+        <button
+          type="submit"
+          name="decision"
+          value="approve"
+          disabled={pending}
+          className="min-w-28 rounded-md bg-emerald-600 px-4 py-2 text-sm font-medium text-white hover:bg-emerald-700 disabled:opacity-60"
+        >
+          Approve
+        </button>
+        <button
+          type="submit"
+          name="decision"
+          value="deny"
+          disabled={pending}
+          className="min-w-28 rounded-md border border-red-300 bg-white px-4 py-2 text-sm font-medium text-red-700 hover:bg-red-50 disabled:opacity-60"
+        >
+          Deny
+        </button>
+        {pending && (
+          <span className="self-center text-sm text-slate-500" role="status">
+            Recording your decision…
+          </span>
+        )}
+      </div>
+    </form>
+  );
+}

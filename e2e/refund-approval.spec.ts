@@ -1,0 +1,187 @@
+/**
+ * The refund approval flow end to end, through real HTTP and a real browser: an agent's call that needs a support
+ * lead's approval becomes a task; a lead signs in, finds it in the inbox, decides; the agent's tasks/get sees the
+ * outcome and its disposition. Runs against a server with fresh demo data (scripts/start.ts seeds it).
+ */
+import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import { DEMO_AGENTS, DEMO_PASSWORD, DEMO_USERS } from "../lib/db/seed";
+
+const REVISION = "2026-07-28";
+const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+const DISPOSITION_KEY = "io.modelcontextprotocol/tool-approval-disposition";
+
+const agentToken = DEMO_AGENTS.find((a) => a.name === "support-bot")!.token;
+const lead = DEMO_USERS.find((u) => u.email === "lena.lead@countersign.test")!;
+
+type Json = Record<string, any>;
+let rpcId = 1;
+
+/**
+ * One JSON-RPC request to /mcp as the support agent, with the 2026-07-28 standard headers and the per-request
+ * `_meta` envelope declaring the tasks extension (as scripts/agent.ts sends it).
+ */
+async function mcp(request: APIRequestContext, method: string, params: Json, name: string): Promise<Json> {
+  const id = `e2e-${rpcId++}`;
+  const res = await request.post("/mcp", {
+    headers: {
+      Authorization: `Bearer ${agentToken}`,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": REVISION,
+      "Mcp-Method": method,
+      "Mcp-Name": name,
+    },
+    data: {
+      jsonrpc: "2.0",
+      id,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": REVISION,
+          "io.modelcontextprotocol/clientInfo": { name: "countersign-e2e", version: "0.1.0" },
+          "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
+        },
+      },
+    },
+  });
+  const text = await res.text();
+  expect(res.status(), text).toBe(200);
+  const message = parseRpc(text, res.headers()["content-type"] ?? "");
+  expect(message.id).toBe(id);
+  expect(message.error, JSON.stringify(message.error)).toBeUndefined();
+  return message.result as Json;
+}
+
+/** A JSON body, or the JSON-RPC message in an SSE stream. */
+function parseRpc(text: string, contentType: string): Json {
+  if (!contentType.includes("text/event-stream")) return JSON.parse(text);
+  const data = text
+    .split(/\r?\n/)
+    .filter((l) => l.startsWith("data:"))
+    .map((l) => l.slice(5).trim())
+    .filter(Boolean);
+  return JSON.parse(data[data.length - 1]);
+}
+
+const callTool = (request: APIRequestContext, tool: string, args: Json) =>
+  mcp(request, "tools/call", { name: tool, arguments: args }, tool);
+
+const getTask = (request: APIRequestContext, taskId: string) => mcp(request, "tasks/get", { taskId }, taskId);
+
+/** Polls tasks/get until the task leaves `working`, then returns it. */
+async function settledTask(request: APIRequestContext, taskId: string): Promise<Json> {
+  let task: Json = {};
+  await expect
+    .poll(async () => (task = await getTask(request, taskId)).status, { timeout: 20_000, intervals: [250, 500, 1000] })
+    .not.toBe("working");
+  return task;
+}
+
+async function signIn(page: Page, email: string): Promise<void> {
+  await page.goto("/");
+  await expect(page).toHaveURL(/\/login$/);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(DEMO_PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(/\/inbox$/);
+  await expect(page.getByTestId("signed-in-user")).toContainText(lead.name);
+}
+
+/** Opens the newest inbox entry for `orderId` and checks it is the request of task `taskId`. */
+async function openRequest(page: Page, orderId: string, taskId: string): Promise<void> {
+  const item = page.getByTestId("inbox-item").filter({ hasText: orderId }).first();
+  await expect(item).toBeVisible(); // the inbox polls /api/inbox, so a fresh request shows without a reload
+  await item.click();
+  await expect(page).toHaveURL(/\/requests\/[0-9a-f-]{36}$/);
+  await expect(page.getByText(taskId)).toBeVisible();
+}
+
+test("a refund above the limit waits for a support lead's approval, then runs once (approved-executed)", async ({
+  page,
+  request,
+}, testInfo) => {
+  // (1) The agent asks; policy says a support lead must approve, so the answer is a working task.
+  const created = await callTool(request, "issue_refund", { order_id: "O-2289" });
+  expect(created.resultType).toBe("task");
+  expect(created.status).toBe("working");
+  const taskId = String(created.taskId);
+  expect(taskId).not.toBe("");
+  expect((await getTask(request, taskId)).status).toBe("working");
+
+  // (2) A support lead signs in, sees the request in the inbox, opens it and approves.
+  await signIn(page, lead.email);
+  const item = page.getByTestId("inbox-item").filter({ hasText: "O-2289" }).first();
+  await expect(item).toBeVisible();
+  await expect(item).toContainText("issue_refund");
+  await expect(item).toContainText("Rita Requester");
+  await expect(item).toContainText("support-bot");
+  await expect(item).toContainText("0 / 1");
+  await page.screenshot({ path: testInfo.outputPath("inbox.png"), fullPage: true });
+
+  await openRequest(page, "O-2289", taskId);
+  await expect(page.getByRole("rowheader", { name: "order_id" })).toBeVisible();
+  await expect(page.getByRole("cell", { name: "O-2289" })).toBeVisible();
+  await expect(page.getByTestId("canonical-json")).toHaveText('{"order_id":"O-2289"}');
+  await expect(page.getByTestId("arguments-digest")).toHaveText(/^sha256:[0-9a-f]{64}$/);
+  await expect(page.getByText("matches the arguments shown")).toBeVisible();
+  await expect(page.getByText("Refunds above EUR 150.00 need a support lead's approval.")).toBeVisible();
+  await expect(page.getByText("refund-over-limit v1")).toBeVisible();
+  await page.screenshot({ path: testInfo.outputPath("request.png"), fullPage: true });
+
+  await page.getByLabel("Comment").fill("Checked the ticket: damaged on arrival.");
+  await page.getByRole("button", { name: "Approve" }).click();
+  await expect(page.getByTestId("decision-result")).toHaveText(/Approved — the refund was issued/);
+  await expect(page.getByTestId("request-outcome")).toContainText("Approved — the refund was issued");
+  await expect(page.getByTestId("reviews")).toContainText("Checked the ticket: damaged on arrival.");
+  await page.screenshot({ path: testInfo.outputPath("request-approved.png"), fullPage: true });
+
+  // (3) The agent's next poll sees the completed task with the refund and its disposition.
+  const done = await settledTask(request, taskId);
+  expect(done.status).toBe("completed");
+  expect(done.result.isError).toBe(false);
+  expect(done.result._meta[DISPOSITION_KEY]).toBe("approved-executed");
+  expect(done.result.content[0].text).toContain("O-2289");
+
+  // The request has left the inbox.
+  await page.goto("/inbox");
+  await expect(page.getByRole("heading", { name: /Waiting for you/ })).toBeVisible();
+  await expect(page.getByTestId("inbox-item").filter({ hasText: "O-2289" })).toHaveCount(0);
+});
+
+test("a refund under the limit is issued at once, without a task or an approval", async ({ request }) => {
+  const result = await callTool(request, "issue_refund", { order_id: "O-1021" });
+  expect(result.resultType).not.toBe("task");
+  expect(result.taskId).toBeUndefined();
+  expect(result.isError).toBe(false);
+  expect(result.content[0].text).toContain("O-1021");
+  expect(result._meta?.[DISPOSITION_KEY]).toBeUndefined();
+});
+
+test("a support lead denies a refund: the task completes with isError and denied-not-executed", async ({
+  page,
+  request,
+}, testInfo) => {
+  const created = await callTool(request, "issue_refund", { order_id: "O-1145" });
+  expect(created.resultType).toBe("task");
+  expect(created.status).toBe("working");
+  const taskId = String(created.taskId);
+
+  await signIn(page, lead.email);
+  await openRequest(page, "O-1145", taskId);
+
+  // A denial needs a reason.
+  await page.getByRole("button", { name: "Deny" }).click();
+  await expect(page.getByText("Say why you deny this request.")).toBeVisible();
+
+  await page.getByLabel("Comment").fill("Customer already received a replacement.");
+  await page.getByRole("button", { name: "Deny" }).click();
+  await expect(page.getByTestId("decision-result")).toHaveText(/Denied — the tool did not run/);
+  await expect(page.getByTestId("request-outcome")).toContainText("Denied — the tool did not run");
+  await page.screenshot({ path: testInfo.outputPath("request-denied.png"), fullPage: true });
+
+  const done = await settledTask(request, taskId);
+  expect(done.status).toBe("completed");
+  expect(done.result.isError).toBe(true);
+  expect(done.result._meta[DISPOSITION_KEY]).toBe("denied-not-executed");
+});

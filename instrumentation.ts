@@ -1,0 +1,22 @@
+/**
+ * Runs once when the Next.js server starts (never during `next build`): the sweeper that advances expired and
+ * decided tasks and completes stale execution claims. Several servers may sweep one database at once.
+ */
+export async function register() {
+  if (process.env.NEXT_RUNTIME !== "nodejs" || !process.env.DATABASE_URL || process.env.COUNTERSIGN_SWEEP === "0") return;
+  const { sweep } = await import("./lib/execution/sweep");
+  const every = Number(process.env.COUNTERSIGN_SWEEP_MS ?? 2_000);
+  let running = false;
+  const timer = setInterval(async () => {
+    if (running) return;
+    running = true;
+    try {
+      await sweep(new Date());
+    } catch (e) {
+      console.error("[countersign] sweep failed:", (e as Error).message);
+    } finally {
+      running = false;
+    }
+  }, every);
+  timer.unref();
+}

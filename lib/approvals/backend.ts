@@ -1,0 +1,48 @@
+/**
+ * The approval-backend contract of the SEP, kept narrow so an external service (for example an AuthZEN ARAP
+ * Access Request Service) could be bound in place of the built-in reviewer inbox:
+ *  - submit under a caller-supplied idempotency key: a repeat with an equivalent body returns the same handle,
+ *    a different body under the same key is refused;
+ *  - find a handle by key (crash recovery);
+ *  - status of a handle: pending, approved (with the approval material used as re-evaluation input), denied,
+ *    expired, cancelled, failed;
+ *  - cancel (optional).
+ * Nothing of this crosses the MCP wire.
+ */
+import type { ApprovalInput, Requirements } from "../policy/evaluate";
+
+export type SubmissionBody = {
+  taskId: string;
+  generation: number;
+  tool: string;
+  arguments: unknown;
+  argumentsDigest: string;
+  summary: string;
+  requester: { userId: string; userName: string; agentId: string; agentName: string };
+  policy: { ruleId: string; ruleKey: string; version: number; reason: string };
+  requirements: Requirements;
+};
+
+export type BackendState = "pending" | "approved" | "denied" | "expired" | "cancelled" | "failed";
+
+export type BackendStatus = {
+  state: BackendState;
+  /** Present when approved: only approvals from reviewers still eligible now. */
+  approval?: ApprovalInput;
+  deadline: Date;
+  /** Why a pending request may never resolve (for example too few eligible reviewers). */
+  note?: string;
+};
+
+export class IdempotencyConflict extends Error {
+  constructor() {
+    super("A different request body was already submitted under this idempotency key.");
+  }
+}
+
+export interface ApprovalBackend {
+  submit(key: string, body: SubmissionBody, now: Date): Promise<{ handle: string }>;
+  find(key: string): Promise<{ handle: string } | null>;
+  status(handle: string, now: Date): Promise<BackendStatus>;
+  cancel?(handle: string, now: Date): Promise<void>;
+}

@@ -1,0 +1,22 @@
+/** Who may review: an active reviewer in the required group who is not the requester. Checked again at claim time. */
+import { db } from "../db/client";
+
+export function isEligibleReviewer(
+  user: { id: string; role: string; groups: string[]; active: boolean },
+  approverGroup: string,
+  requesterUserId: string,
+): boolean {
+  return user.active && user.role === "reviewer" && user.groups.includes(approverGroup) && user.id !== requesterUserId;
+}
+
+export async function eligibleReviewerCount(approverGroup: string, requesterUserId: string): Promise<number> {
+  return db().user.count({
+    where: { active: true, role: "reviewer", groups: { has: approverGroup }, id: { not: requesterUserId } },
+  });
+}
+
+/** Distinct approvers of a request who are still eligible now. */
+export async function eligibleApproverIds(requestId: string, approverGroup: string, requesterUserId: string): Promise<string[]> {
+  const approvals = await db().review.findMany({ where: { requestId, decision: "approve" }, include: { reviewer: true } });
+  return [...new Set(approvals.filter((r) => isEligibleReviewer(r.reviewer, approverGroup, requesterUserId)).map((r) => r.reviewerId))];
+}

@@ -1,0 +1,103 @@
+/** The built-in approval backend: requests reviewed by signed-in reviewers in Countersign's own inbox. */
+import { digest } from "../canonical";
+import { db, Prisma } from "../db/client";
+import { appendAudit } from "../audit/append";
+import { IdempotencyConflict, type ApprovalBackend, type BackendStatus, type SubmissionBody } from "./backend";
+import { eligibleApproverIds, eligibleReviewerCount } from "./eligibility";
+
+function isUniqueViolation(e: unknown): boolean {
+  return e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
+}
+
+export const inboxBackend: ApprovalBackend = {
+  async submit(key, body, now) {
+    const bodyDigest = digest(body);
+    const existing = await db().approvalRequest.findUnique({ where: { idempotencyKey: key } });
+    if (existing) {
+      if (existing.bodyDigest !== bodyDigest) throw new IdempotencyConflict();
+      return { handle: existing.id };
+    }
+    const deadline = new Date(now.getTime() + body.requirements.requestDeadlineSec * 1000);
+    try {
+      const created = await db().$transaction(async (tx) => {
+        const req = await tx.approvalRequest.create({
+          data: {
+            idempotencyKey: key,
+            bodyDigest,
+            body: body as unknown as Prisma.InputJsonValue,
+            taskId: body.taskId,
+            requesterUserId: body.requester.userId,
+            approverGroup: body.requirements.approverGroup,
+            approvalsRequired: body.requirements.approvalsRequired,
+            deadline,
+            approvalValiditySec: body.requirements.approvalValiditySec,
+            createdAt: now,
+          },
+        });
+        await appendAudit(tx, {
+          type: "request.created",
+          actor: `agent:${body.requester.agentId}`,
+          taskId: body.taskId,
+          requestId: req.id,
+          data: { generation: body.generation, approverGroup: req.approverGroup, approvalsRequired: req.approvalsRequired },
+          at: now,
+        });
+        return req;
+      });
+      return { handle: created.id };
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      // A concurrent submit under the same key won the insert: same rule as a repeat.
+      const winner = await db().approvalRequest.findUniqueOrThrow({ where: { idempotencyKey: key } });
+      if (winner.bodyDigest !== bodyDigest) throw new IdempotencyConflict();
+      return { handle: winner.id };
+    }
+  },
+
+  async find(key) {
+    const req = await db().approvalRequest.findUnique({ where: { idempotencyKey: key }, select: { id: true } });
+    return req ? { handle: req.id } : null;
+  },
+
+  async status(handle, now): Promise<BackendStatus> {
+    let req = await db().approvalRequest.findUnique({ where: { id: handle } });
+    if (!req) return { state: "failed", deadline: now, note: "The approval request is unknown to the backend." };
+    if (req.status === "pending" && req.deadline.getTime() <= now.getTime()) {
+      await db().approvalRequest.updateMany({ where: { id: handle, status: "pending" }, data: { status: "expired", decidedAt: now } });
+      req = await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } });
+    }
+    const state = req.status as BackendStatus["state"];
+    if (state === "approved") {
+      const approverIds = await eligibleApproverIds(req.id, req.approverGroup, req.requesterUserId);
+      return {
+        state,
+        deadline: req.deadline,
+        approval: { approverGroup: req.approverGroup, approverIds, approvedAt: req.approvedAt!, expiresAt: req.approvalExpiresAt! },
+      };
+    }
+    if (state === "pending") {
+      const eligible = await eligibleReviewerCount(req.approverGroup, req.requesterUserId);
+      const note =
+        eligible < req.approvalsRequired
+          ? `Only ${eligible} eligible ${req.approverGroup} reviewer(s) exist and ${req.approvalsRequired} distinct approvals are needed; the request will expire unless reviewers are added.`
+          : undefined;
+      return { state, deadline: req.deadline, note };
+    }
+    return { state, deadline: req.deadline };
+  },
+
+  async cancel(handle, now) {
+    await db().$transaction(async (tx) => {
+      const res = await tx.approvalRequest.updateMany({ where: { id: handle, status: "pending" }, data: { status: "cancelled", decidedAt: now } });
+      if (res.count === 1) {
+        const req = await tx.approvalRequest.findUniqueOrThrow({ where: { id: handle } });
+        await appendAudit(tx, { type: "request.cancelled", actor: "system", taskId: req.taskId, requestId: handle, at: now });
+      }
+    });
+  },
+};
+
+/** The backend bound to this deployment. */
+export function approvalBackend(): ApprovalBackend {
+  return inboxBackend;
+}

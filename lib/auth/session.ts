@@ -1,0 +1,74 @@
+/**
+ * Who is signed in, checked against the database on every use. Every page, server action and route handler of the
+ * reviewer side calls one of these helpers itself; nothing relies on middleware.
+ *
+ * The JWT only names the user. Role, groups and the active flag are read fresh from the User row, so a reviewer
+ * who is deactivated or moved out of a group loses access at once, not when their token expires.
+ */
+import { redirect } from "next/navigation";
+import { z } from "zod";
+import { db } from "@/lib/db/client";
+import { auth } from "./auth";
+
+export type Role = "admin" | "reviewer" | "requester";
+
+export type SessionUser = {
+  id: string;
+  name: string;
+  email: string;
+  role: Role;
+  groups: string[];
+};
+
+/** Roles that may decide approval requests (group membership and four-eyes are checked by `decide`). */
+export const REVIEW_ROLES: readonly Role[] = ["reviewer"];
+
+/** Roles that may read approval requests: reviewers (their groups' requests) and admins (all, read-only). */
+export const VIEW_ROLES: readonly Role[] = ["reviewer", "admin"];
+
+const sessionUserSchema = z.object({ id: z.string().min(1) });
+
+/** The signed-in, active user, or null. */
+export async function currentUser(): Promise<SessionUser | null> {
+  const session = await auth();
+  const parsed = sessionUserSchema.safeParse(session?.user);
+  if (!parsed.success) return null;
+  const user = await db().user.findUnique({
+    where: { id: parsed.data.id },
+    select: { id: true, name: true, email: true, role: true, groups: true, active: true },
+  });
+  if (!user || !user.active) return null;
+  return { id: user.id, name: user.name, email: user.email, role: user.role as Role, groups: user.groups };
+}
+
+export function hasRole(user: SessionUser, roles: readonly Role[]): boolean {
+  return roles.includes(user.role);
+}
+
+/** For pages: the signed-in user, or a redirect to the sign-in page. */
+export async function requireUser(): Promise<SessionUser> {
+  const user = await currentUser();
+  if (!user) redirect("/login");
+  return user;
+}
+
+export type Authorization =
+  | { ok: true; user: SessionUser }
+  | { ok: false; status: 401 | 403; error: string };
+
+/**
+ * For route handlers and server actions: the signed-in user if their role is one of `roles`, otherwise why not
+ * (401 not signed in, 403 wrong role). Never redirects, so the caller maps the refusal to its own response.
+ */
+export async function authorize(roles: readonly Role[]): Promise<Authorization> {
+  const user = await currentUser();
+  if (!user) return { ok: false, status: 401, error: "You are not signed in." };
+  if (!hasRole(user, roles)) return { ok: false, status: 403, error: "Your account may not do this." };
+  return { ok: true, user };
+}
+
+/** For pages: the signed-in user with one of `roles`; others are sent to sign in, or get null for a 403 view. */
+export async function requireRole(...roles: Role[]): Promise<SessionUser | null> {
+  const user = await requireUser();
+  return hasRole(user, roles) ? user : null;
+}

@@ -1,0 +1,26 @@
+/** Server-configured durations. Environment variables override the defaults (milliseconds). */
+function ms(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+export const config = {
+  /** How often a client should poll tasks/get. */
+  get pollIntervalMs() {
+    return ms("COUNTERSIGN_POLL_INTERVAL_MS", 2_000);
+  },
+  /** How long a terminal result stays retrievable (resultRetention). */
+  get resultRetentionMs() {
+    return ms("COUNTERSIGN_RESULT_RETENTION_MS", 7 * 24 * 3600_000);
+  },
+  /** After a claim, how long execution may take before the task is completed outcome-unknown. */
+  get executionDeadlineMs() {
+    return ms("COUNTERSIGN_EXECUTION_DEADLINE_MS", 60_000);
+  },
+  /** Upper bound on a pending window the server accepts from a rule (request deadline or approval validity). */
+  get maxPendingWindowMs() {
+    return ms("COUNTERSIGN_MAX_PENDING_WINDOW_MS", 14 * 24 * 3600_000);
+  },
+  /** How many approval requests (generations) one task may chain before it ends as a denial. */
+  maxGenerations: 3,
+};

@@ -1,0 +1,231 @@
+/**
+ * Moves one task forward from whatever the approval backend now says. Safe to call from anywhere, any number of
+ * times, in several processes at once: every transition is a conditional update that only one caller can win.
+ *
+ *   pending            -> nothing, or a terminal denial once the request deadline has passed
+ *   denied / expired   -> completed, denied-not-executed
+ *   cancelled          -> cancelled;  failed -> failed (before any claim)
+ *   approved           -> re-evaluate with the approval as input:
+ *                           allow   -> claim -> run the tool once -> approved-executed | execution-error
+ *                           retry   -> stays working; bounded backoff with jitter, never past approval expiry
+ *                           request -> the generation is consumed and a new request opened (bounded chain)
+ *                           deny    -> completed, denied-not-executed
+ */
+import type { Task } from "../db/generated/client";
+import { db, Prisma } from "../db/client";
+import { appendAudit } from "../audit/append";
+import type { SubmissionBody } from "../approvals/backend";
+import { approvalBackend } from "../approvals/inbox-backend";
+import { config } from "../config";
+import { faultPoint } from "../faults";
+import type { ApprovalInput, Decision } from "../policy/evaluate";
+import type { RequesterContext } from "../tasks/create";
+import { newSubmissionKey } from "../tasks/create";
+import { isTerminal } from "../tasks/view";
+import { getTool } from "../tools/registry";
+import { ToolError } from "../tools/types";
+import { claim } from "./claim";
+import { deniedNotExecuted, executed, executionError, outcomeUnknown, type DenialCause } from "./outcomes";
+import { reevaluate } from "./reevaluate";
+import { terminalize } from "./terminalize";
+
+const PRE_CLAIM = ["awaiting_approval", "retry_wait"];
+
+function deny(t: Task, cause: DenialCause, now: Date): Promise<boolean> {
+  return terminalize({
+    taskId: t.id,
+    fromPhases: PRE_CLAIM,
+    generation: t.generation,
+    to: { status: "completed", outcome: deniedNotExecuted(cause) },
+    audit: { type: "task.denied", actor: "system", data: { cause } },
+    now,
+  });
+}
+
+export async function advanceTask(taskId: string, now: Date): Promise<void> {
+  const t = await db().task.findUnique({ where: { id: taskId } });
+  if (!t || isTerminal(t)) return;
+  if (t.phase === "claimed") {
+    if (t.executionDeadline && t.executionDeadline.getTime() <= now.getTime()) await expireExecution(t, now);
+    return;
+  }
+  if (!PRE_CLAIM.includes(t.phase) || !t.handle) return;
+  if (t.phase === "retry_wait" && t.nextAttemptAt && t.nextAttemptAt.getTime() > now.getTime()) return;
+
+  const st = await approvalBackend().status(t.handle, now);
+  switch (st.state) {
+    case "pending":
+      if (t.requestDeadline.getTime() <= now.getTime()) await deny(t, "expired", now);
+      return;
+    case "denied":
+      await deny(t, "denied", now);
+      return;
+    case "expired":
+      await deny(t, "expired", now);
+      return;
+    case "cancelled":
+      await terminalize({ taskId: t.id, fromPhases: PRE_CLAIM, generation: t.generation, to: { status: "cancelled" }, audit: { type: "task.cancelled", actor: "backend" }, now });
+      return;
+    case "failed":
+      await terminalize({
+        taskId: t.id,
+        fromPhases: PRE_CLAIM,
+        generation: t.generation,
+        to: { status: "failed", error: { code: -32603, message: "The approval backend failed before execution; the tool did not run." } },
+        audit: { type: "task.failed", actor: "backend" },
+        now,
+      });
+      return;
+    case "approved":
+      await onApproved(t, st.approval!, now);
+  }
+}
+
+async function onApproved(t: Task, approval: ApprovalInput, now: Date): Promise<void> {
+  if (approval.expiresAt.getTime() <= now.getTime()) {
+    await deny(t, "approval-expired", now);
+    return;
+  }
+  if (!t.approvalExpiresAt) {
+    // The pending deadline is now the approval's validity: record it and extend retention to cover it.
+    const retain = new Date(approval.expiresAt.getTime() + config.resultRetentionMs);
+    await db().$executeRaw`
+      UPDATE "Task" SET "approvalExpiresAt" = ${approval.expiresAt},
+        "retainUntil" = GREATEST(COALESCE("retainUntil", ${retain}), ${retain}), "lastUpdatedAt" = ${now}
+      WHERE id = ${t.id} AND generation = ${t.generation} AND status = 'working' AND "approvalExpiresAt" IS NULL`;
+  }
+  const re = await reevaluate(t, approval, now);
+  switch (re.next) {
+    case "allow":
+      await execute(t, now);
+      return;
+    case "retry":
+      await scheduleRetry(t, approval, re.retryAfterMs, now);
+      return;
+    case "request":
+      await chainRequest(t, re.decision, now);
+      return;
+    case "deny":
+      await deny(t, re.cause, now);
+  }
+}
+
+/** Claim, run once, store. A failed claim means another caller won, or a fence (cancel, expiry, revocation) did. */
+async function execute(t: Task, now: Date): Promise<void> {
+  const token = await claim(t.id, t.generation, now);
+  if (!token) {
+    const after = await db().task.findUnique({ where: { id: t.id } });
+    if (!after || isTerminal(after) || after.phase === "claimed") return;
+    // Still pre-claim: a fence in the claim's WHERE held it back. Those conditions do not heal: deny.
+    const cause: DenialCause = after.approvalExpiresAt && after.approvalExpiresAt.getTime() <= now.getTime() ? "approval-expired" : "principal";
+    await deny(after, cause, now);
+    return;
+  }
+  faultPoint("after-claim");
+  const tool = getTool(t.tool)!;
+  let outcome;
+  try {
+    const out = await tool.run(tool.schema.parse(t.arguments), { taskId: t.id, now });
+    outcome = executed(out.text, out.structured);
+  } catch (e) {
+    if (!(e instanceof ToolError)) console.error(`[countersign] tool ${t.tool} failed for task ${t.id}:`, (e as Error).message);
+    outcome = executionError(e instanceof ToolError ? e.message : "an internal error occurred.");
+  }
+  const stored = await terminalize({
+    taskId: t.id,
+    fromPhases: ["claimed"],
+    claimedBy: token,
+    to: { status: "completed", outcome },
+    audit: { type: "execution.completed", actor: "system", data: { disposition: outcome.disposition } },
+    now,
+  });
+  if (!stored) {
+    await db().$transaction((tx) =>
+      appendAudit(tx, { type: "execution.result-late", actor: "system", taskId: t.id, data: { disposition: outcome.disposition }, at: now }),
+    );
+  }
+}
+
+/** A claimed task whose execution deadline passed without a stored result: it may have run. Never re-invoked. */
+export async function expireExecution(t: Task, now: Date): Promise<boolean> {
+  return terminalize({
+    taskId: t.id,
+    fromPhases: ["claimed"],
+    to: { status: "completed", outcome: outcomeUnknown() },
+    audit: { type: "execution.outcome-unknown", actor: "system" },
+    now,
+  });
+}
+
+async function scheduleRetry(t: Task, approval: ApprovalInput, retryAfterMs: number | undefined, now: Date): Promise<void> {
+  const base = retryAfterMs ?? Math.min(1_000 * 2 ** t.attempts, 60_000);
+  const wait = Math.round(base * (0.5 + Math.random() * 0.5));
+  const next = new Date(now.getTime() + wait);
+  if (next.getTime() >= approval.expiresAt.getTime()) {
+    await deny(t, "approval-expired", now);
+    return;
+  }
+  await db().task.updateMany({
+    where: { id: t.id, generation: t.generation, status: "working", phase: { in: PRE_CLAIM } },
+    data: { phase: "retry_wait", nextAttemptAt: next, attempts: { increment: 1 }, lastUpdatedAt: now },
+  });
+}
+
+/**
+ * Re-evaluation said "request": consume the current generation first (so a late callback or status for it can
+ * never act), then open a new request under a fresh key with crash-consistent creation.
+ */
+async function chainRequest(t: Task, decision: Extract<Decision, { decision: "requestable" }>, now: Date): Promise<void> {
+  if (t.generation >= config.maxGenerations) {
+    await deny(t, "chain-exhausted", now);
+    return;
+  }
+  const prev = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId: t.id, generation: t.generation } } });
+  const generation = t.generation + 1;
+  const key = newSubmissionKey();
+  const requirements = decision.requirements;
+  const body: SubmissionBody = {
+    ...(prev.body as unknown as SubmissionBody),
+    generation,
+    policy: { ruleId: decision.rule.id, ruleKey: decision.rule.ruleKey, version: decision.rule.version, reason: decision.reason },
+    requirements,
+  };
+  const requester: RequesterContext = { ...(prev.requester as unknown as RequesterContext), rule: decision.rule, reason: decision.reason, requirements };
+  const deadline = new Date(now.getTime() + Math.min(requirements.requestDeadlineSec * 1000, config.maxPendingWindowMs));
+  const retain = new Date(deadline.getTime() + config.resultRetentionMs);
+  const consumed = await db().$transaction(async (tx) => {
+    const n = await tx.$executeRaw`
+      UPDATE "Task" SET generation = ${generation}, phase = 'submitting', handle = NULL, "approvalExpiresAt" = NULL,
+        "requestDeadline" = ${deadline}, "policyRuleId" = ${decision.rule.id}, "policyVersion" = ${decision.rule.version},
+        "retainUntil" = GREATEST(COALESCE("retainUntil", ${retain}), ${retain}), "lastUpdatedAt" = ${now}
+      WHERE id = ${t.id} AND generation = ${t.generation} AND status = 'working' AND phase IN ('awaiting_approval', 'retry_wait')`;
+    if (n !== 1) return false;
+    await tx.submissionIntent.create({
+      data: {
+        idempotencyKey: key,
+        taskId: t.id,
+        generation,
+        body: body as unknown as Prisma.InputJsonValue,
+        requester: requester as unknown as Prisma.InputJsonValue,
+        createdAt: now,
+      },
+    });
+    await appendAudit(tx, { type: "request.superseded", actor: "system", taskId: t.id, requestId: t.handle, data: { generation: t.generation, next: generation }, at: now });
+    return true;
+  });
+  if (!consumed) return;
+  const { handle } = await approvalBackend().submit(key, body, now);
+  await attachGeneration(t.id, generation, key, handle, now);
+}
+
+/** Binds a chained generation's handle (also used by reconciliation). */
+export async function attachGeneration(taskId: string, generation: number, key: string, handle: string, now: Date): Promise<void> {
+  await db().$transaction(async (tx) => {
+    const n = await tx.task.updateMany({
+      where: { id: taskId, generation, phase: "submitting", status: "working" },
+      data: { handle, phase: "awaiting_approval", lastUpdatedAt: now },
+    });
+    await tx.submissionIntent.updateMany({ where: { idempotencyKey: key, state: "open" }, data: { state: "bound", handle } });
+    if (n.count === 1) await appendAudit(tx, { type: "request.reopened", actor: "system", taskId, requestId: handle, data: { generation }, at: now });
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * The execution claim: one atomic compare-and-set from a pre-execution phase to `claimed`. It is the
+ * enforcement point: the WHERE clause re-checks, at the instant of the claim, that the task is still working in
+ * the expected generation, that the approval has not expired, and that the agent and its user are still valid.
+ * It is mutually exclusive with cancellation and expiry, which need the same pre-execution phase.
+ */
+import { randomUUID } from "node:crypto";
+import { db } from "../db/client";
+import { appendAudit } from "../audit/append";
+import { config } from "../config";
+
+/** Identifies this process in claim tokens (for the audit trail and for debugging). */
+const BOOT = randomUUID().slice(0, 8);
+
+export async function claim(taskId: string, generation: number, now: Date): Promise<string | null> {
+  const token = `${BOOT}:${randomUUID()}`;
+  const deadline = new Date(now.getTime() + config.executionDeadlineMs);
+  const retain = new Date(deadline.getTime() + config.resultRetentionMs);
+  return db().$transaction(async (tx) => {
+    const n = await tx.$executeRaw`
+      UPDATE "Task" t SET
+        phase = 'claimed',
+        "claimedAt" = ${now},
+        "claimedBy" = ${token},
+        "executionDeadline" = ${deadline},
+        "retainUntil" = GREATEST(COALESCE(t."retainUntil", ${retain}), ${retain}),
+        "lastUpdatedAt" = ${now}
+      WHERE t.id = ${taskId}
+        AND t.status = 'working'
+        AND t.phase IN ('awaiting_approval', 'retry_wait')
+        AND t.generation = ${generation}
+        AND t."approvalExpiresAt" IS NOT NULL AND t."approvalExpiresAt" > ${now}
+        AND EXISTS (
+          SELECT 1 FROM "Agent" a JOIN "User" u ON u.id = a."userId"
+          WHERE a.id = t."agentId" AND a."revokedAt" IS NULL AND u.active
+        )`;
+    if (n !== 1) return null;
+    await appendAudit(tx, { type: "execution.claimed", actor: "system", taskId, data: { generation, executionDeadline: deadline.toISOString() }, at: now });
+    return token;
+  });
+}

@@ -1,0 +1,40 @@
+/**
+ * The sweeper: advances tasks whose clocks ran out or whose approval was decided, completes claimed tasks whose
+ * execution deadline passed as outcome-unknown, and reconciles stale submission intents. Safe to run in several
+ * processes at once: every transition it makes is a conditional update.
+ */
+import { db } from "../db/client";
+import { reconcileIntents } from "../tasks/reconcile";
+import { advanceTask } from "./advance";
+
+export type SweepReport = { advanced: number; recovered: number; closed: number };
+
+export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: number } = {}): Promise<SweepReport> {
+  const batch = opts.batch ?? 200;
+  const due = await db().task.findMany({
+    where: {
+      status: "working",
+      OR: [
+        { phase: "claimed", executionDeadline: { lte: now } },
+        { phase: { in: ["awaiting_approval", "retry_wait"] }, requestDeadline: { lte: now }, approvalExpiresAt: null },
+        { phase: { in: ["awaiting_approval", "retry_wait"] }, approvalExpiresAt: { lte: now } },
+        { phase: "retry_wait", nextAttemptAt: { lte: now } },
+        { phase: "awaiting_approval", handle: { in: await decidedHandles(batch) } },
+      ],
+    },
+    select: { id: true },
+    take: batch,
+  });
+  for (const t of due) await advanceTask(t.id, now);
+  const r = await reconcileIntents(now, opts.intentMinAgeMs);
+  return { advanced: due.length, ...r };
+}
+
+/** Handles whose request the built-in backend has decided but whose task has not moved yet. */
+async function decidedHandles(limit: number): Promise<string[]> {
+  const rows = await db().$queryRaw<{ id: string }[]>`
+    SELECT r.id FROM "ApprovalRequest" r JOIN "Task" t ON t.handle = r.id
+    WHERE r.status <> 'pending' AND t.status = 'working' AND t.phase = 'awaiting_approval'
+    LIMIT ${limit}`;
+  return rows.map((r) => r.id);
+}

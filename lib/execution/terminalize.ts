@@ -1,0 +1,62 @@
+/**
+ * The one way a task becomes terminal: a single conditional UPDATE from an expected phase. A terminal task never
+ * changes again (the WHERE requires a non-terminal status), retention is extended to cover terminalizedAt plus
+ * resultRetention, the dedup slot is freed, and the audit event is written in the same transaction.
+ */
+import { db } from "../db/client";
+import { appendAudit } from "../audit/append";
+import { config } from "../config";
+import type { Disposition, TaskStatus, ToolOutcome } from "../tasks/types";
+
+export type Terminal =
+  | { status: "completed"; outcome: ToolOutcome & { disposition: Disposition } }
+  | { status: "cancelled" }
+  | { status: "failed"; error: { code: number; message: string } };
+
+export type TerminalizeOpts = {
+  taskId: string;
+  /** Phases the task must be in for this transition to win. */
+  fromPhases: string[];
+  /** For completing a claimed task: only the claim holder may store its result. */
+  claimedBy?: string;
+  /** When set, only this approval generation may terminalize the task (a superseded one never acts). */
+  generation?: number;
+  to: Terminal;
+  audit: { type: string; actor: string; data?: Record<string, unknown> };
+  now: Date;
+};
+
+export async function terminalize(o: TerminalizeOpts): Promise<boolean> {
+  const status: TaskStatus = o.to.status;
+  const result = o.to.status === "completed" ? JSON.stringify(o.to.outcome) : null;
+  const error = o.to.status === "failed" ? JSON.stringify(o.to.error) : null;
+  const disposition = o.to.status === "completed" ? o.to.outcome.disposition : null;
+  const retainFloor = new Date(o.now.getTime() + config.resultRetentionMs);
+  return db().$transaction(async (tx) => {
+    const n = await tx.$executeRaw`
+      UPDATE "Task" SET
+        status = ${status},
+        phase = 'done',
+        disposition = ${disposition},
+        result = ${result}::jsonb,
+        error = ${error}::jsonb,
+        "terminalizedAt" = ${o.now},
+        "lastUpdatedAt" = ${o.now},
+        "retainUntil" = GREATEST(COALESCE("retainUntil", ${retainFloor}), ${retainFloor})
+      WHERE id = ${o.taskId}
+        AND status IN ('working', 'input_required')
+        AND phase = ANY(${o.fromPhases})
+        AND (${o.claimedBy ?? null}::text IS NULL OR "claimedBy" = ${o.claimedBy ?? null})
+        AND (${o.generation ?? null}::int IS NULL OR generation = ${o.generation ?? null})`;
+    if (n !== 1) return false;
+    await tx.dedupSlot.deleteMany({ where: { taskId: o.taskId } });
+    await appendAudit(tx, {
+      type: o.audit.type,
+      actor: o.audit.actor,
+      taskId: o.taskId,
+      data: { status, disposition, ...(o.audit.data ?? {}) },
+      at: o.now,
+    });
+    return true;
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * Domain -> wire: the JSON shapes of the tasks extension (SEP-2663) and the tool-approval extension, built from
+ * the domain's own types. Pure functions, no SDK: lib/mcp/server.ts hands their output to the SDK unchanged.
+ */
+import type { Disposition, TaskView, ToolOutcome } from "../tasks/types";
+
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+export const TOOL_APPROVAL_EXTENSION = "io.modelcontextprotocol/tool-approval";
+export const CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
+/** SEP-2643 structured authorization denial. */
+export const AUTHORIZATION_KEY = "io.modelcontextprotocol/authorization";
+export const DISPOSITION_KEY = "io.modelcontextprotocol/tool-approval-disposition";
+export const MODEL_IMMEDIATE_RESPONSE_KEY = "io.modelcontextprotocol/model-immediate-response";
+
+export type AuthorizationEnvelope = {
+  reason: "insufficient_authorization";
+  remediation: "available" | "unavailable";
+  remediationHints?: { type: "task" }[];
+};
+
+export type CallToolResultWire = {
+  content: { type: "text"; text: string }[];
+  isError: boolean;
+  structuredContent?: Record<string, unknown>;
+  _meta?: { [DISPOSITION_KEY]?: Disposition; [AUTHORIZATION_KEY]?: AuthorizationEnvelope };
+};
+
+/** The task fields shared by CreateTaskResult and tasks/get (the SEP-2663 `Task`). */
+export type TaskWire = {
+  taskId: string;
+  status: TaskView["status"];
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttlMs: number | null;
+  pollIntervalMs: number;
+};
+
+export type CreateTaskResultWire = TaskWire & {
+  resultType: "task";
+  _meta: { [AUTHORIZATION_KEY]?: AuthorizationEnvelope; [MODEL_IMMEDIATE_RESPONSE_KEY]: string };
+};
+
+/** A tasks/get result. No `resultType`: on 2026-07-28 the SDK stamps "complete" (a "task" here is refused). */
+export type GetTaskResultWire = TaskWire & {
+  result?: CallToolResultWire;
+  error?: { code: number; message: string };
+  _meta?: { [AUTHORIZATION_KEY]: AuthorizationEnvelope };
+};
+
+/** While a call is denied but approvable: the client may wait for the task. */
+export function pendingEnvelope(): AuthorizationEnvelope {
+  return { reason: "insufficient_authorization", remediation: "available", remediationHints: [{ type: "task" }] };
+}
+
+/** A terminal denial: the tool did not run and the client is not invited to retry. */
+export function terminalDenialEnvelope(): AuthorizationEnvelope {
+  return { reason: "insufficient_authorization", remediation: "unavailable" };
+}
+
+/**
+ * An ordinary CallToolResult. The disposition, when the outcome has one, goes in `_meta`; a
+ * `denied-not-executed` outcome also carries the SEP-2643 envelope with remediation "unavailable". The envelope
+ * asserts that nothing ran, so it never appears on `execution-error` or `outcome-unknown`.
+ */
+export function toolResultToWire(outcome: ToolOutcome): CallToolResultWire {
+  const wire: CallToolResultWire = { content: [{ type: "text", text: outcome.text }], isError: outcome.isError };
+  if (outcome.structured !== undefined) wire.structuredContent = outcome.structured;
+  if (outcome.disposition !== undefined) {
+    wire._meta = { [DISPOSITION_KEY]: outcome.disposition };
+    if (outcome.disposition === "denied-not-executed") wire._meta[AUTHORIZATION_KEY] = terminalDenialEnvelope();
+  }
+  return wire;
+}
+
+export function taskToWire(task: TaskView): TaskWire {
+  const wire: TaskWire = {
+    taskId: task.taskId,
+    status: task.status,
+    createdAt: task.createdAt.toISOString(),
+    lastUpdatedAt: task.lastUpdatedAt.toISOString(),
+    ttlMs: task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs,
+  };
+  if (task.statusMessage !== undefined) wire.statusMessage = task.statusMessage;
+  return wire;
+}
+
+/** The flat CreateTaskResult returned in place of the tool result for a requestable denial. */
+export function createTaskResultToWire(task: TaskView, modelMessage: string): CreateTaskResultWire {
+  const _meta: CreateTaskResultWire["_meta"] = {
+    ...(task.pending ? { [AUTHORIZATION_KEY]: pendingEnvelope() } : {}),
+    [MODEL_IMMEDIATE_RESPONSE_KEY]: modelMessage,
+  };
+  // resultType first, as in the SEP's example; key order is cosmetic.
+  return { resultType: "task", ...taskToWire(task), _meta };
+}
+
+/**
+ * A tasks/get result (the SEP-2663 DetailedTask): `result` inlined when completed, `error` when failed, the
+ * pending envelope repeated while the call is still denied-but-approvable.
+ */
+export function getTaskResultToWire(task: TaskView): GetTaskResultWire {
+  const wire: GetTaskResultWire = taskToWire(task);
+  if (task.status === "completed" && task.result) wire.result = toolResultToWire(task.result);
+  if (task.status === "failed" && task.error) wire.error = { code: task.error.code, message: task.error.message };
+  if (task.pending) wire._meta = { [AUTHORIZATION_KEY]: pendingEnvelope() };
+  return wire;
+}
+
+/** Whether the per-request client capabilities (`_meta` envelope) declare the tasks extension. */
+export function declaresTasksExtension(clientCapabilities: unknown): boolean {
+  if (!isObject(clientCapabilities)) return false;
+  const extensions = clientCapabilities.extensions;
+  return isObject(extensions) && isObject(extensions[TASKS_EXTENSION]);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,195 @@
+/**
+ * Crash-consistent creation of an approval task (SEP "Crash-consistent creation" and "At-most-once and
+ * deduplication"):
+ *  1. dedup first: an open task or in-progress intent for the same (agent, user, tool, arguments) is reused;
+ *  2. record the submission intent (fresh high-entropy key, exact body, requester context) together with the
+ *     dedup slot, before contacting the backend;
+ *  3. submit under that key;
+ *  4. persist the task bound to the returned handle, then return it.
+ * A crash between any two steps is repaired by reconcile.ts on start-up.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { db, Prisma } from "../db/client";
+import { appendAudit } from "../audit/append";
+import { approvalBackend } from "../approvals/inbox-backend";
+import type { SubmissionBody } from "../approvals/backend";
+import { digest } from "../canonical";
+import { config } from "../config";
+import { faultPoint } from "../faults";
+import type { EvaluationRequest, Requirements, RuleRef } from "../policy/evaluate";
+import { toView } from "./view";
+import type { Principal, TaskView } from "./types";
+
+/** Everything needed to create the task row from an intent, recorded with the intent (requester context). */
+export type RequesterContext = {
+  principal: Principal;
+  tool: string;
+  toolVersion: string;
+  argumentsDigest: string;
+  resource: { type: string; id: string };
+  dedupKey: string;
+  rule: RuleRef;
+  reason: string;
+  requirements: Requirements;
+};
+
+export class SubmissionInProgress extends Error {
+  constructor() {
+    super("An identical request is being submitted right now; retry the call in a moment.");
+  }
+}
+
+export function dedupKeyOf(principal: Principal, tool: string, argumentsDigest: string): string {
+  return digest({ agentId: principal.agentId, userId: principal.userId, tool, argumentsDigest });
+}
+
+export function newSubmissionKey(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+function boundedSec(sec: number): number {
+  return Math.min(sec * 1000, config.maxPendingWindowMs) / 1000;
+}
+
+/** Waits briefly for a concurrent creator to bind its task (the window between intent and task). */
+async function existingTask(taskId: string): Promise<TaskView> {
+  for (let i = 0; i < 50; i++) {
+    const t = await db().task.findUnique({ where: { id: taskId } });
+    if (t) return toView(t);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new SubmissionInProgress();
+}
+
+export type CreateInput = {
+  principal: Principal;
+  tool: string;
+  toolVersion: string;
+  args: unknown;
+  argumentsDigest: string;
+  summary: string;
+  resource: EvaluationRequest["resource"];
+  rule: RuleRef;
+  reason: string;
+  requirements: Requirements;
+};
+
+export async function createApprovalTask(input: CreateInput, now: Date): Promise<TaskView> {
+  const dedupKey = dedupKeyOf(input.principal, input.tool, input.argumentsDigest);
+  const open = await db().dedupSlot.findUnique({ where: { dedupKey } });
+  if (open) return existingTask(open.taskId);
+
+  const taskId = randomUUID();
+  const key = newSubmissionKey();
+  const requirements: Requirements = {
+    ...input.requirements,
+    requestDeadlineSec: boundedSec(input.requirements.requestDeadlineSec),
+    approvalValiditySec: boundedSec(input.requirements.approvalValiditySec),
+  };
+  const body: SubmissionBody = {
+    taskId,
+    generation: 1,
+    tool: input.tool,
+    arguments: input.args,
+    argumentsDigest: input.argumentsDigest,
+    summary: input.summary,
+    requester: {
+      userId: input.principal.userId,
+      userName: input.principal.userName,
+      agentId: input.principal.agentId,
+      agentName: input.principal.agentName,
+    },
+    policy: { ruleId: input.rule.id, ruleKey: input.rule.ruleKey, version: input.rule.version, reason: input.reason },
+    requirements,
+  };
+  const requester: RequesterContext = {
+    principal: input.principal,
+    tool: input.tool,
+    toolVersion: input.toolVersion,
+    argumentsDigest: input.argumentsDigest,
+    resource: { type: input.resource.type, id: input.resource.id },
+    dedupKey,
+    rule: input.rule,
+    reason: input.reason,
+    requirements,
+  };
+
+  try {
+    await db().$transaction([
+      db().dedupSlot.create({ data: { dedupKey, taskId, createdAt: now } }),
+      db().submissionIntent.create({
+        data: {
+          idempotencyKey: key,
+          taskId,
+          generation: 1,
+          body: body as unknown as Prisma.InputJsonValue,
+          requester: requester as unknown as Prisma.InputJsonValue,
+          createdAt: now,
+        },
+      }),
+    ]);
+  } catch (e) {
+    if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
+      const winner = await db().dedupSlot.findUnique({ where: { dedupKey } });
+      if (winner) return existingTask(winner.taskId);
+    }
+    throw e;
+  }
+  faultPoint("after-intent");
+
+  const { handle } = await approvalBackend().submit(key, body, now);
+  faultPoint("after-submit");
+
+  await bindTask(key, handle, now);
+  return toView(await db().task.findUniqueOrThrow({ where: { id: taskId } }));
+}
+
+/**
+ * Creates the task row for an intent whose request the backend accepted, and marks the intent bound. Idempotent:
+ * used by creation and by reconciliation after a crash.
+ */
+export async function bindTask(key: string, handle: string, now: Date): Promise<void> {
+  await db().$transaction(async (tx) => {
+    const intent = await tx.submissionIntent.findUniqueOrThrow({ where: { idempotencyKey: key } });
+    const body = intent.body as unknown as SubmissionBody;
+    const ctx = intent.requester as unknown as RequesterContext;
+    const bound = await tx.submissionIntent.updateMany({ where: { idempotencyKey: key, state: "open" }, data: { state: "bound", handle } });
+    if (bound.count !== 1) return;
+    const requestDeadline = new Date(intent.createdAt.getTime() + ctx.requirements.requestDeadlineSec * 1000);
+    await tx.task.create({
+      data: {
+        id: intent.taskId,
+        agentId: ctx.principal.agentId,
+        principalUserId: ctx.principal.userId,
+        tool: ctx.tool,
+        toolVersion: ctx.toolVersion,
+        arguments: body.arguments as Prisma.InputJsonValue,
+        argumentsDigest: ctx.argumentsDigest,
+        resourceType: ctx.resource.type,
+        resourceId: ctx.resource.id,
+        dedupKey: ctx.dedupKey,
+        policyRuleId: ctx.rule.id,
+        policyRuleKey: ctx.rule.ruleKey,
+        policyVersion: ctx.rule.version,
+        reason: ctx.reason,
+        status: "working",
+        phase: "awaiting_approval",
+        handle,
+        generation: intent.generation,
+        requestDeadline,
+        // Retention covers the pending deadline plus resultRetention (provisional; extended later).
+        retainUntil: new Date(requestDeadline.getTime() + config.resultRetentionMs),
+        createdAt: intent.createdAt,
+        lastUpdatedAt: now,
+      },
+    });
+    await appendAudit(tx, {
+      type: "task.created",
+      actor: `agent:${ctx.principal.agentId}`,
+      taskId: intent.taskId,
+      requestId: handle,
+      data: { tool: ctx.tool, argumentsDigest: ctx.argumentsDigest, rule: ctx.rule, generation: intent.generation },
+      at: now,
+    });
+  });
+}

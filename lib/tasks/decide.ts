@@ -1,0 +1,16 @@
+/** A reviewer's decision in the inbox, then the task moves on at once (re-evaluation and execution on approval). */
+import { db } from "../db/client";
+import { reviewRequest, type ReviewInput } from "../approvals/review";
+import { advanceTask } from "../execution/advance";
+
+export type DecideResult =
+  | { ok: true; requestStatus: string; taskStatus: string; disposition?: string }
+  | { ok: false; error: string };
+
+export async function decide(input: ReviewInput, now: Date): Promise<DecideResult> {
+  const r = await reviewRequest(input, now);
+  if (!r.ok) return r;
+  await advanceTask(r.taskId, now);
+  const t = await db().task.findUnique({ where: { id: r.taskId }, select: { status: true, disposition: true } });
+  return { ok: true, requestStatus: r.requestStatus, taskStatus: t?.status ?? "unknown", disposition: t?.disposition ?? undefined };
+}

@@ -1,0 +1,32 @@
+import type { z } from "zod";
+import type { EvaluationRequest } from "../policy/evaluate";
+
+/** A tool's own refusal or failure, with words fit for the caller. */
+export class ToolError extends Error {}
+
+/** The call's arguments do not fit the tool: refused before policy, nothing ran. */
+export class ToolInputError extends ToolError {}
+
+export type ToolRunContext = { taskId: string | null; now: Date };
+
+export type ToolDef<A = any> = {
+  name: string;
+  title: string;
+  description: string;
+  schema: z.ZodType<A>;
+  /** Bumped when the mapping from arguments to the policy's resource changes meaning. */
+  mappingVersion: number;
+  /** Maps a call onto the AuthZEN resource, reading the current state (re-read at execution, never replayed). */
+  resource(args: A): Promise<EvaluationRequest["resource"]>;
+  /** One line a reviewer reads, e.g. "EUR 180.00 refund on order O-2289". */
+  summary(args: A): string;
+  /** Performs the side effect once; returns what happened in words. Throws ToolError on failure. */
+  run(args: A, ctx: ToolRunContext): Promise<{ text: string; structured?: Record<string, unknown> }>;
+};
+
+/** A transient hold (for example the resource is locked): re-evaluation says "retry later", not "deny". */
+export class ToolBusyError extends ToolError {
+  constructor(message: string, readonly retryAfterMs?: number) {
+    super(message);
+  }
+}

@@ -1,0 +1,31 @@
+/** Test data helpers: a clean demo database per test, principals and reviewers by demo email. */
+import { db } from "../../lib/db/client";
+import { DEMO_AGENTS, seedDemo } from "../../lib/db/seed";
+import { authenticateAgent } from "../../lib/auth/agents";
+import type { Principal } from "../../lib/tasks/types";
+
+export async function resetDb(): Promise<void> {
+  const tables = await db().$queryRaw<{ tablename: string }[]>`
+    SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> '_prisma_migrations'`;
+  await db().$executeRawUnsafe(`TRUNCATE ${tables.map((t) => `"${t.tablename}"`).join(", ")} RESTART IDENTITY CASCADE`);
+  await seedDemo(db());
+}
+
+export async function principal(agentName: (typeof DEMO_AGENTS)[number]["name"] = "support-bot"): Promise<Principal> {
+  const a = DEMO_AGENTS.find((x) => x.name === agentName)!;
+  const p = await authenticateAgent(a.token);
+  if (!p) throw new Error(`demo agent ${agentName} did not authenticate`);
+  return p;
+}
+
+export async function userId(email: string): Promise<string> {
+  return (await db().user.findUniqueOrThrow({ where: { email } })).id;
+}
+
+export async function requestIdOf(taskId: string): Promise<string> {
+  return (await db().task.findUniqueOrThrow({ where: { id: taskId } })).handle!;
+}
+
+export async function refundsFor(orderId: string) {
+  return db().refund.findMany({ where: { orderId } });
+}
