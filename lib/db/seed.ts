@@ -6,6 +6,7 @@
 import bcrypt from "bcryptjs";
 import type { PrismaClient } from "./generated/client";
 import { hashToken } from "../auth/agents";
+import { seedSandbox } from "../tools/delete-path";
 
 export const DEMO_PASSWORD = "countersign-demo";
 
@@ -49,6 +50,62 @@ export const DEMO_RULES = [
     approvalValiditySec: 3600,
     reason: "Refunds above EUR 150.00 need a support lead's approval.",
   },
+  {
+    ruleKey: "wire-over-1m",
+    tool: "wire_transfer",
+    description: "Transfers above USD 1,000,000 are refused",
+    field: "amount_cents",
+    operator: "gt",
+    value: "100000000",
+    effect: "deny",
+    approverGroup: null,
+    approvalsRequired: 0,
+    requestDeadlineSec: 0,
+    approvalValiditySec: 0,
+    reason: "Transfers above USD 1,000,000 are not allowed through this channel.",
+  },
+  {
+    ruleKey: "wire-over-25k",
+    tool: "wire_transfer",
+    description: "Transfers above USD 25,000 need two treasury approvals",
+    field: "amount_cents",
+    operator: "gt",
+    value: "2500000",
+    effect: "requestable",
+    approverGroup: "treasury",
+    approvalsRequired: 2,
+    requestDeadlineSec: 2 * 24 * 3600,
+    approvalValiditySec: 4 * 3600,
+    reason: "Transfers over USD 25,000 require two treasury approvals.",
+  },
+  {
+    ruleKey: "delete-prod",
+    tool: "delete_path",
+    description: "Deleting anything under prod/ needs two SREs",
+    field: "path",
+    operator: "prefix",
+    value: "prod/",
+    effect: "requestable",
+    approverGroup: "sre",
+    approvalsRequired: 2,
+    requestDeadlineSec: 8 * 3600,
+    approvalValiditySec: 3600,
+    reason: "Deleting production paths requires two SRE approvals.",
+  },
+  {
+    ruleKey: "deploy-production",
+    tool: "deploy_service",
+    description: "Production deploys need one SRE",
+    field: "environment",
+    operator: "eq",
+    value: "production",
+    effect: "requestable",
+    approverGroup: "sre",
+    approvalsRequired: 1,
+    requestDeadlineSec: 8 * 3600,
+    approvalValiditySec: 2 * 3600,
+    reason: "Production deploys require an SRE's approval.",
+  },
 ] as const;
 
 export async function seedDemo(db: PrismaClient): Promise<void> {
@@ -75,4 +132,5 @@ export async function seedDemo(db: PrismaClient): Promise<void> {
     const exists = await db.policyRule.findFirst({ where: { ruleKey: r.ruleKey } });
     if (!exists) await db.policyRule.create({ data: { ...r, version: 1, createdBy: "seed" } });
   }
+  await seedSandbox();
 }

@@ -24,6 +24,10 @@ async function load(args: Args) {
   } catch (e) {
     throw new ToolInputError(`amount: ${(e as Error).message}.`);
   }
+  if (cents <= 0) throw new ToolInputError(`Order ${order.id} has nothing left to refund.`);
+  if (cents > refundable) {
+    throw new ToolInputError(`Order ${order.id} has ${formatMoney(refundable, order.currency)} left to refund; ${formatMoney(cents, order.currency)} is more than that.`);
+  }
   return { order, refundable, cents };
 }
 
@@ -49,7 +53,6 @@ export const issueRefund: ToolDef<Args> = {
   },
   async run(args, ctx) {
     const { order, cents } = await load(args);
-    if (cents <= 0) throw new ToolError(`Order ${order.id} has nothing left to refund.`);
     const refund = await db().$transaction(async (tx) => {
       const updated = await tx.order.updateMany({
         where: { id: order.id, refundedCents: { lte: order.totalCents - cents } },

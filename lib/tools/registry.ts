@@ -1,10 +1,13 @@
 /** The tools an agent can call. Each has a real side effect; policy decides which calls need approval. */
 import { z } from "zod";
 import { digest } from "../canonical";
+import { deletePath } from "./delete-path";
+import { deployService } from "./deploy-service";
 import { issueRefund } from "./issue-refund";
+import { wireTransfer } from "./wire-transfer";
 import type { ToolDef } from "./types";
 
-const TOOLS: ToolDef[] = [issueRefund];
+const TOOLS: ToolDef[] = [issueRefund, wireTransfer, deletePath, deployService];
 
 export function getTool(name: string): ToolDef | undefined {
   return TOOLS.find((t) => t.name === name);

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The whole test suite: `npm test`.
+#  1. unit and integration tests (Vitest) on the embedded database;
+#  2. the same again on PostgreSQL when TEST_DATABASE_URL names one (CI does);
+#  3. end-to-end tests (Playwright, Debian's Chromium) against a freshly built Countersign on a scratch embedded
+#     database.
+# Prints one closing line: "tests: N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+out=test-results/summary
+rm -rf "$out" && mkdir -p "$out"
+
+browser="${CHROMIUM_PATH:-/usr/bin/chromium}"
+if [ ! -x "$browser" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "[test] installing Debian's chromium for the browser tests..."
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null || true
+  fi
+  if [ ! -x "$browser" ]; then
+    echo "[test] no browser: install Debian's chromium (sudo apt-get install chromium) or set CHROMIUM_PATH to a Chromium binary."
+    exit 1
+  fi
+fi
+export CHROMIUM_PATH="$browser"
+
+status=0
+echo "[test] unit and integration tests on the embedded database"
+env -u DATABASE_URL npx vitest run --reporter=default --reporter=json --outputFile.json="$out/vitest-embedded.json" || status=1
+
+if [ -n "${TEST_DATABASE_URL:-}" ]; then
+  echo "[test] the same tests on PostgreSQL (TEST_DATABASE_URL)"
+  DATABASE_URL="$TEST_DATABASE_URL" npx vitest run --reporter=default --reporter=json --outputFile.json="$out/vitest-postgresql.json" || status=1
+fi
+
+echo "[test] end-to-end tests in Chromium"
+port="${E2E_PORT:-3217}"
+data=$(mktemp -d)
+log="$out/server.log"
+env -u DATABASE_URL COUNTERSIGN_DATA_DIR="$data" PORT="$port" COUNTERSIGN_SWEEP_MS=500 \
+  node node_modules/tsx/dist/cli.mjs scripts/start.ts >"$log" 2>&1 &
+server=$!
+cleanup() {
+  kill -TERM "$server" 2>/dev/null
+  for _ in $(seq 1 50); do kill -0 "$server" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL "$server" 2>/dev/null
+  rm -rf "$data"
+}
+trap cleanup EXIT
+ready=0
+for _ in $(seq 1 600); do
+  if curl -fsS -o /dev/null "http://127.0.0.1:$port/login" 2>/dev/null; then ready=1; break; fi
+  kill -0 "$server" 2>/dev/null || break
+  sleep 1
+done
+if [ "$ready" = 1 ]; then
+  BASE_URL="http://127.0.0.1:$port" PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright.json" \
+    npx playwright test --reporter=list,json || status=1
+else
+  echo "[test] the server did not start; its log:"
+  tail -50 "$log"
+  status=1
+fi
+
+node scripts/test-summary.mjs "$out" || status=1
+exit $status
