@@ -50,7 +50,7 @@ export function DecisionPanel({ requestId, tool, cannotAct, action }: Props) {
           aria-invalid={commentError ? true : undefined}
           className="block w-full rounded-md border border-slate-300 bg-white px-3 py-2 text-sm shadow-sm"
         />
-        <p id="comment-hint" className={`text-xs ${commentError ? "text-red-700" : "text-slate-500"}`}>
+        <p id="comment-hint" aria-live="polite" className={`text-xs ${commentError ? "text-red-700" : "text-slate-500"}`}>
           {commentError ?? "Optional when approving. Required when denying: the reason is recorded in the audit trail."}
         </p>
       </div>

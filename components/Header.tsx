@@ -23,7 +23,7 @@ export function Header({ user, signOutAction }: { user: HeaderUser | null; signO
           )}
         </div>
         {user && (
-          <div className="flex items-center gap-3 text-sm">
+          <div className="ml-auto flex items-center gap-3 text-sm">
             <span className="text-right leading-tight" data-testid="signed-in-user">
               <span className="block font-medium text-slate-800">{user.name}</span>
               <span className="block text-xs text-slate-500">

@@ -88,7 +88,7 @@ export function InboxList({ initial, pollMs = 3_000 }: { initial: InboxData; pol
                       </span>
                     </p>
                   </div>
-                  <div className="shrink-0 text-right text-sm text-slate-600">
+                  <div className="flex shrink-0 items-baseline gap-3 text-sm text-slate-600 sm:block sm:text-right">
                     <p>
                       <span className="font-medium text-slate-800">
                         {item.approvals} / {item.approvalsRequired}

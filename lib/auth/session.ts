@@ -6,6 +6,7 @@
  * who is deactivated or moved out of a group loses access at once, not when their token expires.
  */
 import { redirect } from "next/navigation";
+import { cache } from "react";
 import { z } from "zod";
 import { db } from "@/lib/db/client";
 import { auth } from "./auth";
@@ -28,8 +29,8 @@ export const VIEW_ROLES: readonly Role[] = ["reviewer", "admin"];
 
 const sessionUserSchema = z.object({ id: z.string().min(1) });
 
-/** The signed-in, active user, or null. */
-export async function currentUser(): Promise<SessionUser | null> {
+/** The signed-in, active user, or null. Memoized per server request (layout and page ask once between them). */
+export const currentUser = cache(async function currentUser(): Promise<SessionUser | null> {
   const session = await auth();
   const parsed = sessionUserSchema.safeParse(session?.user);
   if (!parsed.success) return null;
@@ -39,7 +40,7 @@ export async function currentUser(): Promise<SessionUser | null> {
   });
   if (!user || !user.active) return null;
   return { id: user.id, name: user.name, email: user.email, role: user.role as Role, groups: user.groups };
-}
+});
 
 export function hasRole(user: SessionUser, roles: readonly Role[]): boolean {
   return roles.includes(user.role);

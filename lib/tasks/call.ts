@@ -93,7 +93,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
       toolVersion: toolVersion(tool),
       args,
       argumentsDigest,
-      summary: tool.summary(args),
+      summary: tool.summary(args, resource),
       resource,
       rule: decision.rule,
       reason: decision.reason,

@@ -46,10 +46,8 @@ export const issueRefund: ToolDef<Args> = {
       properties: { amount_cents: cents, currency: order.currency, refundable_cents: refundable },
     };
   },
-  summary(args) {
-    return args.amount === undefined
-      ? `Full refund on order ${args.order_id}`
-      : `EUR ${args.amount.toFixed(2)} refund on order ${args.order_id}`;
+  summary(args, resource) {
+    return `${formatMoney(Number(resource.properties.amount_cents), String(resource.properties.currency))} refund on order ${args.order_id}`;
   },
   async run(args, ctx) {
     const { order, cents } = await load(args);

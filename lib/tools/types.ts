@@ -19,7 +19,7 @@ export type ToolDef<A = any> = {
   /** Maps a call onto the AuthZEN resource, reading the current state (re-read at execution, never replayed). */
   resource(args: A): Promise<EvaluationRequest["resource"]>;
   /** One line a reviewer reads, e.g. "EUR 180.00 refund on order O-2289". */
-  summary(args: A): string;
+  summary(args: A, resource: EvaluationRequest["resource"]): string;
   /** Performs the side effect once; returns what happened in words. Throws ToolError on failure. */
   run(args: A, ctx: ToolRunContext): Promise<{ text: string; structured?: Record<string, unknown> }>;
 };

@@ -10,7 +10,7 @@ const decisionSchema = z.discriminatedUnion("decision", [
   z.object({
     requestId: z.uuid(),
     decision: z.literal("approve"),
-    comment: z.string().trim().max(1000, "Keep the comment under 1000 characters.").optional(),
+    comment: z.string().trim().max(1000, "Keep the comment under 1000 characters."),
   }),
   z.object({
     requestId: z.uuid(),
@@ -28,7 +28,7 @@ export async function decideAction(_prev: DecisionState, formData: FormData): Pr
   const parsed = decisionSchema.safeParse({
     requestId: formData.get("requestId"),
     decision: formData.get("decision"),
-    comment: typeof comment === "string" && comment.trim() !== "" ? comment : undefined,
+    comment: typeof comment === "string" ? comment : "",
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -41,7 +41,7 @@ export async function decideAction(_prev: DecisionState, formData: FormData): Pr
   }
   const { requestId, decision } = parsed.data;
 
-  const result = await decide({ requestId, reviewerId: who.user.id, decision, comment: parsed.data.comment }, new Date());
+  const result = await decide({ requestId, reviewerId: who.user.id, decision, comment: parsed.data.comment || undefined }, new Date());
   revalidatePath(`/requests/${requestId}`);
   revalidatePath("/inbox");
   if (!result.ok) return { status: "error", message: result.error };

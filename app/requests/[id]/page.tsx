@@ -97,7 +97,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
             <div className="mt-4 space-y-1">
               <h3 className="text-xs font-medium text-slate-500">Canonical JSON (RFC 8785)</h3>
               <pre
-                className="overflow-x-auto rounded-md bg-slate-900 px-3 py-2 font-mono text-xs text-slate-100"
+                className="rounded-md bg-slate-900 px-3 py-2 font-mono text-xs break-all whitespace-pre-wrap text-slate-100"
                 data-testid="canonical-json"
               >
                 {req.canonicalArguments}
