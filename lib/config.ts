@@ -23,4 +23,16 @@ export const config = {
   },
   /** How many approval requests (generations) one task may chain before it ends as a denial. */
   maxGenerations: 3,
+  /** Per-caller limits against approval fatigue: open approval tasks per agent. */
+  get maxPendingPerAgent() {
+    return ms("COUNTERSIGN_MAX_PENDING_PER_AGENT", 20);
+  },
+  /** Per-caller limits: new approval submissions per agent per minute. */
+  get submissionsPerMinute() {
+    return ms("COUNTERSIGN_SUBMISSIONS_PER_MINUTE", 10);
+  },
+  /** How long an MRTR requestState stays valid (seconds). */
+  get requestStateTtlSec() {
+    return ms("COUNTERSIGN_REQUEST_STATE_TTL_SEC", 600);
+  },
 };

@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-out=test-results/summary
+out=test-reports
 rm -rf "$out" && mkdir -p "$out"
 
 browser="${CHROMIUM_PATH:-/usr/bin/chromium}"

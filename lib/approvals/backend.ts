@@ -21,7 +21,11 @@ export type SubmissionBody = {
   requester: { userId: string; userName: string; agentId: string; agentName: string };
   policy: { ruleId: string; ruleKey: string; version: number; reason: string };
   requirements: Requirements;
+  /** Submission input collected before submission (MRTR): untrusted text, shown to reviewers as text only. */
+  input?: SubmissionInput;
 };
+
+export type SubmissionInput = { justification: string; ticket?: string };
 
 export type BackendState = "pending" | "approved" | "denied" | "expired" | "cancelled" | "failed";
 

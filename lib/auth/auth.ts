@@ -26,6 +26,13 @@ type AppClaims = { uid?: string; role?: string; groups?: string[] };
 export const { auth, signIn, signOut, handlers } = NextAuth({
   session: { strategy: "jwt", maxAge: 8 * 60 * 60 },
   pages: { signIn: "/login" },
+  logger: {
+    // A wrong password is an expected event, not a server error: no stack trace in the log for it.
+    error(error) {
+      if (error.name === "CredentialsSignin" || (error as { type?: string }).type === "CredentialsSignin") return;
+      console.error(`[auth] ${error.name}: ${error.message}`);
+    },
+  },
   providers: [
     Credentials({
       name: "Email and password",

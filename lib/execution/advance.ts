@@ -77,6 +77,8 @@ export async function advanceTask(taskId: string, now: Date): Promise<void> {
       });
       return;
     case "approved":
+      // A task waiting for the requester's answer (input_required) is not executed until it is working again.
+      if (t.status !== "working") return;
       await onApproved(t, st.approval!, now);
   }
 }
@@ -204,6 +206,7 @@ async function chainRequest(t: Task, decision: Extract<Decision, { decision: "re
       data: {
         idempotencyKey: key,
         taskId: t.id,
+        agentId: t.agentId,
         generation,
         body: body as unknown as Prisma.InputJsonValue,
         requester: requester as unknown as Prisma.InputJsonValue,

@@ -97,6 +97,9 @@ async function callToolHandler(principal: Principal, tool: string, args: unknown
     case "task":
       // A flat CreateTaskResult; the SDK's CallToolResult type does not know resultType "task".
       return createTaskResultToWire(outcome.task, outcome.modelMessage) as unknown as CallToolResult;
+    case "input-required":
+      // Submission input over MRTR is not wired yet: say so instead of submitting without it.
+      return toolResultToWire({ isError: true, text: `${outcome.question.message} This server cannot collect it from this client yet; the tool did not run.` }) as CallToolResult;
   }
 }
 

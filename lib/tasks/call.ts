@@ -10,8 +10,10 @@ import { evaluate } from "../policy/evaluate";
 import { currentRules } from "../policy/rules";
 import { getTool, toolVersion } from "../tools/registry";
 import { ToolError } from "../tools/types";
+import type { SubmissionInput } from "../approvals/backend";
 import { createApprovalTask } from "./create";
-import type { CallOutcome, Principal } from "./types";
+import { CallerLimitReached } from "./limits";
+import type { CallOutcome, InputQuestion, Principal } from "./types";
 
 export class UnknownToolError extends Error {
   constructor(name: string) {
@@ -23,7 +25,40 @@ function refused(text: string): CallOutcome {
   return { kind: "result", outcome: { text, isError: true } };
 }
 
-export async function callTool(principal: Principal, name: string, rawArgs: unknown, opts: { tasks: boolean }, now: Date): Promise<CallOutcome> {
+/** The key of the submission-input question a rule with requireJustification asks before submitting. */
+export const SUBMISSION_INPUT_KEY = "approval_request";
+
+export function submissionQuestion(reason: string): InputQuestion {
+  return {
+    message: `${reason} Before the request goes to reviewers, give a justification (and a ticket reference if there is one).`,
+    requestedSchema: {
+      type: "object",
+      properties: {
+        justification: { type: "string", title: "Justification", description: "Why this call is needed", minLength: 10, maxLength: 500 },
+        ticket: { type: "string", title: "Ticket reference", description: "For example SUP-1234 (optional)", maxLength: 40 },
+      },
+      required: ["justification"],
+    },
+  };
+}
+
+/** Validates answers to submissionQuestion; null when they are missing or do not fit. */
+export function parseSubmissionInput(content: unknown): SubmissionInput | null {
+  if (!content || typeof content !== "object") return null;
+  const { justification, ticket } = content as Record<string, unknown>;
+  if (typeof justification !== "string" || justification.trim().length < 10 || justification.length > 500) return null;
+  if (ticket !== undefined && (typeof ticket !== "string" || ticket.length > 40)) return null;
+  return { justification: justification.trim(), ...(typeof ticket === "string" && ticket.trim() ? { ticket: ticket.trim() } : {}) };
+}
+
+export type CallOptions = {
+  /** The client declared io.modelcontextprotocol/tasks in this request's capabilities. */
+  tasks: boolean;
+  /** Submission input answered on an MRTR retry (already checked against the sealed call binding). */
+  input?: SubmissionInput;
+};
+
+export async function callTool(principal: Principal, name: string, rawArgs: unknown, opts: CallOptions, now: Date): Promise<CallOutcome> {
   const tool = getTool(name);
   if (!tool) throw new UnknownToolError(name);
   const parsed = tool.schema.safeParse(rawArgs ?? {});
@@ -86,7 +121,13 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
     };
   }
 
-  const task = await createApprovalTask(
+  if (decision.requirements.requireJustification && !opts.input) {
+    return { kind: "input-required", key: SUBMISSION_INPUT_KEY, question: submissionQuestion(decision.reason) };
+  }
+
+  let task;
+  try {
+    task = await createApprovalTask(
     {
       principal,
       tool: tool.name,
@@ -98,9 +139,14 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
       rule: decision.rule,
       reason: decision.reason,
       requirements: decision.requirements,
+      input: opts.input,
     },
     now,
   );
+  } catch (e) {
+    if (e instanceof CallerLimitReached) return refused(`Approval request limit reached. ${e.message}`);
+    throw e;
+  }
   return {
     kind: "task",
     task,

@@ -12,11 +12,12 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { approvalBackend } from "../approvals/inbox-backend";
-import type { SubmissionBody } from "../approvals/backend";
+import type { SubmissionBody, SubmissionInput } from "../approvals/backend";
 import { digest } from "../canonical";
 import { config } from "../config";
 import { faultPoint } from "../faults";
 import type { EvaluationRequest, Requirements, RuleRef } from "../policy/evaluate";
+import { enforceCallerLimits } from "./limits";
 import { toView } from "./view";
 import type { Principal, TaskView } from "./types";
 
@@ -72,6 +73,7 @@ export type CreateInput = {
   rule: RuleRef;
   reason: string;
   requirements: Requirements;
+  input?: SubmissionInput;
 };
 
 export async function createApprovalTask(input: CreateInput, now: Date): Promise<TaskView> {
@@ -101,6 +103,7 @@ export async function createApprovalTask(input: CreateInput, now: Date): Promise
     },
     policy: { ruleId: input.rule.id, ruleKey: input.rule.ruleKey, version: input.rule.version, reason: input.reason },
     requirements,
+    ...(input.input ? { input: input.input } : {}),
   };
   const requester: RequesterContext = {
     principal: input.principal,
@@ -115,19 +118,21 @@ export async function createApprovalTask(input: CreateInput, now: Date): Promise
   };
 
   try {
-    await db().$transaction([
-      db().dedupSlot.create({ data: { dedupKey, taskId, createdAt: now } }),
-      db().submissionIntent.create({
+    await db().$transaction(async (tx) => {
+      await enforceCallerLimits(tx, input.principal.agentId, now);
+      await tx.dedupSlot.create({ data: { dedupKey, taskId, createdAt: now } });
+      await tx.submissionIntent.create({
         data: {
           idempotencyKey: key,
           taskId,
+          agentId: input.principal.agentId,
           generation: 1,
           body: body as unknown as Prisma.InputJsonValue,
           requester: requester as unknown as Prisma.InputJsonValue,
           createdAt: now,
         },
-      }),
-    ]);
+      });
+    });
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
       const winner = await db().dedupSlot.findUnique({ where: { dedupKey } });

@@ -41,7 +41,12 @@ export type TaskView = {
   result?: ToolOutcome;
   /** Present when status is failed (a JSON-RPC error object). */
   error?: { code: number; message: string };
+  /** Present when status is input_required: the outstanding questions, answered with tasks/update. */
+  inputRequests?: Record<string, InputQuestion>;
 };
+
+/** One form-mode question: a message and a flat JSON Schema object of primitive fields. */
+export type InputQuestion = { message: string; requestedSchema: Record<string, unknown> };
 
 /** What `callTool` decided for one tools/call. */
 export type CallOutcome =
@@ -50,4 +55,6 @@ export type CallOutcome =
   /** A requestable denial for a tasks-capable client: the durable task that now tracks it. */
   | { kind: "task"; task: TaskView; modelMessage: string }
   /** A requestable denial for a client that did not declare the tasks extension: the degraded path. */
-  | { kind: "approval-required"; outcome: ToolOutcome };
+  | { kind: "approval-required"; outcome: ToolOutcome }
+  /** The rule needs submission input (justification, ticket) before anything is submitted: ask, then retry. */
+  | { kind: "input-required"; key: string; question: InputQuestion };

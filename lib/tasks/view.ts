@@ -2,7 +2,7 @@
 import type { Task } from "../db/generated/client";
 import { config } from "../config";
 import { sanitizeForModel } from "../sanitize";
-import type { TaskStatus, TaskView, ToolOutcome } from "./types";
+import type { InputQuestion, TaskStatus, TaskView, ToolOutcome } from "./types";
 
 export const TERMINAL: TaskStatus[] = ["completed", "failed", "cancelled"];
 export const PRE_CLAIM_PHASES = ["submitting", "awaiting_approval", "retry_wait"];
@@ -21,6 +21,8 @@ function statusMessage(t: Task): string {
       return "Cancelled. The tool did not run.";
     case "failed":
       return "Failed before execution. The tool did not run.";
+    case "input_required":
+      return "A reviewer needs more information before deciding; answer the outstanding input with tasks/update. The tool has not run.";
     default:
       if (t.phase === "claimed") return "Approved. The tool is being executed; poll again for the result.";
       return `${sanitizeForModel(t.reason)} Waiting for approval; the tool has not run.`;
@@ -39,5 +41,6 @@ export function toView(t: Task): TaskView {
     pending: !isTerminal(t),
     result: t.status === "completed" ? (t.result as ToolOutcome) : undefined,
     error: t.status === "failed" ? (t.error as { code: number; message: string }) : undefined,
+    inputRequests: t.status === "input_required" ? (t.inputRequests as Record<string, InputQuestion>) : undefined,
   };
 }

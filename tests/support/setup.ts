@@ -6,6 +6,9 @@ import { closeDb } from "../../lib/db/client";
 
 process.env.DATABASE_URL = inject("databaseUrl");
 process.env.DB_POOL_MAX ??= "6";
+// Tests create many approval tasks per agent at fixed instants; the limit tests lower these themselves.
+process.env.COUNTERSIGN_MAX_PENDING_PER_AGENT ??= "100000";
+process.env.COUNTERSIGN_SUBMISSIONS_PER_MINUTE ??= "100000";
 process.env.COUNTERSIGN_SANDBOX_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "countersign-sandbox-"));
 
 afterAll(async () => {

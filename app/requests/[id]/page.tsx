@@ -28,9 +28,9 @@ function when(iso: string): string {
   }) + " UTC";
 }
 
-function Section({ title, children, id }: { title: string; children: ReactNode; id: string }) {
+function Section({ title, children, id, className = "" }: { title: string; children: ReactNode; id: string; className?: string }) {
   return (
-    <section aria-labelledby={id} className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm">
+    <section aria-labelledby={id} className={`min-w-0 rounded-lg border border-slate-200 bg-white p-4 shadow-sm ${className}`}>
       <h2 id={id} className="mb-3 text-sm font-semibold tracking-wide text-slate-500 uppercase">
         {title}
       </h2>
@@ -91,8 +91,9 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
       <OutcomeBanner outcome={req.outcome} testId="request-outcome" />
 
       <div className="grid gap-4 lg:grid-cols-[3fr_2fr]">
-        <div className="min-w-0 space-y-4">
-          <Section title="What the agent wants to run" id="args-heading">
+        {/* On a phone the sections stack as: arguments, policy, approvals, decision, record. */}
+        <div className="contents lg:block lg:min-w-0 lg:space-y-4">
+          <Section title="What the agent wants to run" id="args-heading" className="order-1">
             <ArgumentsTable args={req.arguments} />
             <div className="mt-4 space-y-1">
               <h3 className="text-xs font-medium text-slate-500">Canonical JSON (RFC 8785)</h3>
@@ -120,13 +121,13 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
             </div>
           </Section>
 
-          <Section title="Your decision" id="decision-heading">
+          <Section title="Your decision" id="decision-heading" className="order-4">
             <DecisionPanel requestId={req.id} tool={req.tool} cannotAct={req.cannotAct} action={decideAction} />
           </Section>
         </div>
 
-        <div className="min-w-0 space-y-4">
-          <Section title="Why it needs approval" id="policy-heading">
+        <div className="contents lg:block lg:min-w-0 lg:space-y-4">
+          <Section title="Why it needs approval" id="policy-heading" className="order-2">
             <p className="text-sm text-slate-900">{req.reason || "No reason recorded."}</p>
             <dl className="mt-2">
               <Field label="Policy rule">
@@ -152,7 +153,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
             </dl>
           </Section>
 
-          <Section title={`Approvals ${req.approvals} of ${req.approvalsRequired}`} id="reviews-heading">
+          <Section title={`Approvals ${req.approvals} of ${req.approvalsRequired}`} id="reviews-heading" className="order-3">
             {req.reviews.length === 0 ? (
               <p className="text-sm text-slate-600">No one has reviewed this request yet.</p>
             ) : (
@@ -171,7 +172,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
             )}
           </Section>
 
-          <Section title="Record" id="record-heading">
+          <Section title="Record" id="record-heading" className="order-5">
             <dl>
               <Field label="Request">
                 <span className="font-mono text-xs break-all">{req.id}</span>
