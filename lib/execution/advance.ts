@@ -221,14 +221,22 @@ async function chainRequest(t: Task, decision: Extract<Decision, { decision: "re
   await attachGeneration(t.id, generation, key, handle, now);
 }
 
-/** Binds a chained generation's handle (also used by reconciliation). */
+/**
+ * Binds a chained generation's handle (also used by reconciliation). If the task stopped waiting for this
+ * generation meanwhile (a cancel won), the request just made is cancelled so no orphan stays in the inbox.
+ */
 export async function attachGeneration(taskId: string, generation: number, key: string, handle: string, now: Date): Promise<void> {
-  await db().$transaction(async (tx) => {
+  const attached = await db().$transaction(async (tx) => {
     const n = await tx.task.updateMany({
       where: { id: taskId, generation, phase: "submitting", status: "working" },
       data: { handle, phase: "awaiting_approval", lastUpdatedAt: now },
     });
-    await tx.submissionIntent.updateMany({ where: { idempotencyKey: key, state: "open" }, data: { state: "bound", handle } });
+    await tx.submissionIntent.updateMany({
+      where: { idempotencyKey: key, state: "open" },
+      data: { state: n.count === 1 ? "bound" : "cancelled", handle },
+    });
     if (n.count === 1) await appendAudit(tx, { type: "request.reopened", actor: "system", taskId, requestId: handle, data: { generation }, at: now });
+    return n.count === 1;
   });
+  if (!attached) await approvalBackend().cancel?.(handle, now);
 }

@@ -36,10 +36,24 @@ export async function reconcileIntents(now: Date, minAgeMs = 30_000): Promise<Re
       }
     } else {
       // A chained generation: the task exists and waits in phase "submitting". Recover the handle, or submit the
-      // recorded body under the same key (the backend treats a repeat as the same request).
-      const handle = found?.handle ?? (await approvalBackend().submit(intent.idempotencyKey, intent.body as never, now)).handle;
-      await attachGeneration(intent.taskId, intent.generation, intent.idempotencyKey, handle, now);
-      report.recovered++;
+      // recorded body under the same key (the backend treats a repeat as the same request). If the task moved on
+      // meanwhile (cancelled, expired), the generation is dead: cancel any request made under it and close it.
+      const task = await db().task.findUnique({ where: { id: intent.taskId } });
+      const live = task && task.status === "working" && task.phase === "submitting" && task.generation === intent.generation;
+      if (live) {
+        const handle = found?.handle ?? (await approvalBackend().submit(intent.idempotencyKey, intent.body as never, now)).handle;
+        await attachGeneration(intent.taskId, intent.generation, intent.idempotencyKey, handle, now);
+        report.recovered++;
+      } else {
+        if (found) await approvalBackend().cancel?.(found.handle, now);
+        await db().$transaction(async (tx) => {
+          const n = await tx.submissionIntent.updateMany({ where: { id: intent.id, state: "open" }, data: { state: "cancelled", handle: found?.handle ?? null } });
+          if (n.count === 1) {
+            await appendAudit(tx, { type: "intent.closed", actor: "system", taskId: intent.taskId, requestId: found?.handle ?? null, data: { reason: "task no longer waits for this generation", generation: intent.generation }, at: now });
+          }
+        });
+        report.closed++;
+      }
     }
   }
   return report;
