@@ -462,7 +462,7 @@ describe("completion: re-evaluate, then execute", () => {
     await approveOnly(taskId, LEADS[0], at(MIN));
     await claimWithoutResult(taskId, at(2 * MIN));
     await db().approvalRequest.update({ where: { id: await requestIdOf(taskId) }, data: { status: "failed" } });
-    await advanceTask(taskId, at(3 * MIN));
+    await advanceTask(taskId, at(2 * MIN + 30 * SEC));
     expect(await taskRow(taskId)).toMatchObject({ status: "working", phase: "claimed" });
     await sweep(at(10 * MIN));
     expect(await taskRow(taskId)).toMatchObject({ status: "completed", disposition: "outcome-unknown", error: null });
@@ -533,7 +533,7 @@ describe("a terminal task never changes", () => {
     await decide({ requestId: await requestIdOf(denied), reviewerId: lena, decision: "deny", comment: "no" }, at(MIN));
     vi.spyOn(issueRefund, "run").mockRejectedValueOnce(new ToolError("The payment provider refused the refund."));
     await decide({ requestId: await requestIdOf(errored), reviewerId: lena, decision: "approve" }, at(MIN));
-    await approveOnly(unknown, lena, at(MIN));
+    await approveOnly(unknown, LEADS[0], at(MIN));
     await claimWithoutResult(unknown, at(2 * MIN));
     await sweep(at(2 * MIN + EXECUTION_DEADLINE_MS));
     await cancelTask(agent, cancelled, at(MIN));
@@ -610,8 +610,10 @@ describe("retention", () => {
     const taskId = await gatedRefund("O-2289", T0, agent);
     await approveOnly(taskId, LEADS[0], at(MIN));
     await editRule("refund-over-limit", { approvalsRequired: 2 });
-    await advanceTask(taskId, at(2 * HOUR));
-    expect((await getTask(agent, taskId, at(3 * HOUR)))!.ttlMs).toBe(2 * HOUR + DAY + RESULT_RETENTION_MS);
+    // Re-evaluated 50 minutes in (the approval is still valid): generation 2 with a deadline 24 h from then.
+    await advanceTask(taskId, at(50 * MIN));
+    expect(await taskRow(taskId)).toMatchObject({ generation: 2, status: "working" });
+    expect((await getTask(agent, taskId, at(51 * MIN)))!.ttlMs).toBe(50 * MIN + DAY + RESULT_RETENTION_MS);
   });
 
   it("at terminalization ttlMs covers terminalizedAt plus resultRetention (extended when needed, never shortened)", async () => {

@@ -79,7 +79,7 @@ export const inboxBackend: ApprovalBackend = {
       const eligible = await eligibleReviewerCount(req.approverGroup, req.requesterUserId);
       const note =
         eligible < req.approvalsRequired
-          ? `Only ${eligible} eligible ${req.approverGroup} reviewer(s) exist and ${req.approvalsRequired} distinct approvals are needed; the request will expire unless reviewers are added.`
+          ? "Not enough eligible reviewers exist to approve this request; unless reviewers are added it will expire at its deadline."
           : undefined;
       return { state, deadline: req.deadline, note };
     }

@@ -42,30 +42,33 @@ function deny(t: Task, cause: DenialCause, now: Date): Promise<boolean> {
   });
 }
 
-export async function advanceTask(taskId: string, now: Date): Promise<void> {
+/** What advancing learned that the task row does not hold: why a pending request may never resolve. */
+export type AdvanceNote = { pendingNote?: string };
+
+export async function advanceTask(taskId: string, now: Date): Promise<AdvanceNote> {
   const t = await db().task.findUnique({ where: { id: taskId } });
-  if (!t || isTerminal(t)) return;
+  if (!t || isTerminal(t)) return {};
   if (t.phase === "claimed") {
     if (t.executionDeadline && t.executionDeadline.getTime() <= now.getTime()) await expireExecution(t, now);
-    return;
+    return {};
   }
-  if (!PRE_CLAIM.includes(t.phase) || !t.handle) return;
-  if (t.phase === "retry_wait" && t.nextAttemptAt && t.nextAttemptAt.getTime() > now.getTime()) return;
+  if (!PRE_CLAIM.includes(t.phase) || !t.handle) return {};
+  if (t.phase === "retry_wait" && t.nextAttemptAt && t.nextAttemptAt.getTime() > now.getTime()) return {};
 
   const st = await approvalBackend().status(t.handle, now);
   switch (st.state) {
     case "pending":
       if (t.requestDeadline.getTime() <= now.getTime()) await deny(t, "expired", now);
-      return;
+      return { pendingNote: st.note };
     case "denied":
       await deny(t, "denied", now);
-      return;
+      return {};
     case "expired":
       await deny(t, "expired", now);
-      return;
+      return {};
     case "cancelled":
       await terminalize({ taskId: t.id, fromPhases: PRE_CLAIM, generation: t.generation, to: { status: "cancelled" }, audit: { type: "task.cancelled", actor: "backend" }, now });
-      return;
+      return {};
     case "failed":
       await terminalize({
         taskId: t.id,
@@ -75,12 +78,13 @@ export async function advanceTask(taskId: string, now: Date): Promise<void> {
         audit: { type: "task.failed", actor: "backend" },
         now,
       });
-      return;
+      return {};
     case "approved":
       // A task waiting for the requester's answer (input_required) is not executed until it is working again.
-      if (t.status !== "working") return;
+      if (t.status !== "working") return {};
       await onApproved(t, st.approval!, now);
   }
+  return {};
 }
 
 async function onApproved(t: Task, approval: ApprovalInput, now: Date): Promise<void> {
@@ -167,9 +171,14 @@ async function scheduleRetry(t: Task, approval: ApprovalInput, retryAfterMs: num
     await deny(t, "approval-expired", now);
     return;
   }
-  await db().task.updateMany({
-    where: { id: t.id, generation: t.generation, status: "working", phase: { in: PRE_CLAIM } },
-    data: { phase: "retry_wait", nextAttemptAt: next, attempts: { increment: 1 }, lastUpdatedAt: now },
+  await db().$transaction(async (tx) => {
+    const n = await tx.task.updateMany({
+      where: { id: t.id, generation: t.generation, status: "working", phase: { in: PRE_CLAIM } },
+      data: { phase: "retry_wait", nextAttemptAt: next, attempts: { increment: 1 }, lastUpdatedAt: now },
+    });
+    if (n.count === 1) {
+      await appendAudit(tx, { type: "execution.retry-scheduled", actor: "system", taskId: t.id, data: { attempt: t.attempts + 1, nextAttemptAt: next.toISOString() }, at: now });
+    }
   });
 }
 

@@ -7,7 +7,9 @@ import type { Principal, TaskView } from "./types";
 export async function getTask(principal: Principal, taskId: string, now: Date): Promise<TaskView | null> {
   const owned = await db().task.findFirst({ where: { id: taskId, agentId: principal.agentId }, select: { id: true } });
   if (!owned) return null;
-  await advanceTask(taskId, now);
-  const t = await db().task.findUniqueOrThrow({ where: { id: taskId } });
-  return toView(t);
+  const { pendingNote } = await advanceTask(taskId, now);
+  const view = toView(await db().task.findUniqueOrThrow({ where: { id: taskId } }));
+  // A request that cannot gather enough eligible reviewers says so (server-authored words) until it expires.
+  if (pendingNote && view.status === "working") view.statusMessage = `${view.statusMessage} ${pendingNote}`;
+  return view;
 }

@@ -1,0 +1,59 @@
+/**
+ * Editing a rule never rewrites it: the edit is inserted as the next version of the rule key and the previous
+ * version retired, in one transaction. Tasks keep the rule id/version they were decided under (for audit);
+ * re-evaluation always reads the current version.
+ */
+import { z } from "zod";
+import { db } from "../db/client";
+import { appendAudit } from "../audit/append";
+
+export const RuleInput = z
+  .object({
+    ruleKey: z.string().regex(/^[a-z0-9][a-z0-9-]{1,60}$/, "lowercase letters, digits and dashes"),
+    tool: z.string().min(1).max(64),
+    description: z.string().min(3).max(200),
+    field: z.string().regex(/^[a-z_][a-z0-9_]{0,40}$/),
+    operator: z.enum(["gt", "gte", "eq", "prefix"]),
+    value: z.string().min(1).max(200),
+    effect: z.enum(["requestable", "deny"]),
+    approverGroup: z.string().regex(/^[a-z0-9-]{2,40}$/).nullable(),
+    approvalsRequired: z.number().int().min(0).max(10),
+    requestDeadlineSec: z.number().int().min(0).max(30 * 24 * 3600),
+    approvalValiditySec: z.number().int().min(0).max(30 * 24 * 3600),
+    requireJustification: z.boolean(),
+    reason: z.string().min(5).max(300),
+    active: z.boolean().default(true),
+  })
+  .superRefine((r, ctx) => {
+    if (r.effect === "requestable") {
+      if (!r.approverGroup) ctx.addIssue({ code: "custom", path: ["approverGroup"], message: "a requestable rule needs an approver group" });
+      if (r.approvalsRequired < 1) ctx.addIssue({ code: "custom", path: ["approvalsRequired"], message: "at least one approval" });
+      if (r.requestDeadlineSec < 60) ctx.addIssue({ code: "custom", path: ["requestDeadlineSec"], message: "at least 60 seconds" });
+      if (r.approvalValiditySec < 60) ctx.addIssue({ code: "custom", path: ["approvalValiditySec"], message: "at least 60 seconds" });
+    }
+    if ((r.operator === "gt" || r.operator === "gte") && !Number.isFinite(Number(r.value))) {
+      ctx.addIssue({ code: "custom", path: ["value"], message: "a number for gt/gte" });
+    }
+  });
+export type RuleInput = z.infer<typeof RuleInput>;
+
+/** Saves `input` as the next version of its rule key (version 1 for a new key). Returns the new row. */
+export async function saveRuleVersion(input: RuleInput, actorUserId: string, now: Date) {
+  const rule = RuleInput.parse(input);
+  return db().$transaction(async (tx) => {
+    // Serializes concurrent edits of one rule key: both cannot take the same next version.
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(7240003, hashtext(${rule.ruleKey}))`;
+    const last = await tx.policyRule.findFirst({ where: { ruleKey: rule.ruleKey }, orderBy: { version: "desc" } });
+    await tx.policyRule.updateMany({ where: { ruleKey: rule.ruleKey, active: true }, data: { active: false } });
+    const created = await tx.policyRule.create({
+      data: { ...rule, version: (last?.version ?? 0) + 1, createdBy: actorUserId, createdAt: now },
+    });
+    await appendAudit(tx, {
+      type: "policy.rule-saved",
+      actor: `user:${actorUserId}`,
+      data: { ruleKey: created.ruleKey, version: created.version, previous: last?.version ?? null, active: created.active },
+      at: now,
+    });
+    return created;
+  });
+}
