@@ -41,6 +41,10 @@ export const inboxBackend: ApprovalBackend = {
           requestId: req.id,
           data: { generation: body.generation, approverGroup: req.approverGroup, approvalsRequired: req.approvalsRequired },
           at: now,
+          announce: {
+            event: "request.created",
+            data: { tool: body.tool, summary: body.summary, approverGroup: req.approverGroup, approvalsRequired: req.approvalsRequired },
+          },
         });
         return req;
       });

@@ -51,7 +51,16 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
   if (input.decision === "deny") {
     await db().$transaction(async (tx) => {
       const res = await tx.approvalRequest.updateMany({ where: { id: req.id, status: "pending" }, data: { status: "denied", decidedAt: now } });
-      if (res.count === 1) await appendAudit(tx, { type: "request.denied", actor: `user:${reviewer.id}`, taskId: req.taskId, requestId: req.id, at: now });
+      if (res.count === 1) {
+        await appendAudit(tx, {
+          type: "request.denied",
+          actor: `user:${reviewer.id}`,
+          taskId: req.taskId,
+          requestId: req.id,
+          at: now,
+          announce: { event: "request.decided", data: { decision: "denied" } },
+        });
+      }
     });
   } else {
     const approvers = await eligibleApproverIds(req.id, req.approverGroup, req.requesterUserId);
@@ -70,6 +79,7 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
             requestId: req.id,
             data: { approvals: approvers.length, expiresAt: expiresAt.toISOString() },
             at: now,
+            announce: { event: "request.decided", data: { decision: "approved", approvalExpiresAt: expiresAt.toISOString() } },
           });
         }
       });

@@ -5,6 +5,7 @@
  */
 import type { Prisma } from "../db/generated/client";
 import { canonicalJson, sha256Hex } from "../canonical";
+import { enqueueWebhooks, type WebhookEvent } from "../webhooks/outbox";
 
 export type Tx = Prisma.TransactionClient;
 
@@ -15,6 +16,8 @@ export type AuditInput = {
   requestId?: string | null;
   data?: Record<string, unknown>;
   at: Date;
+  /** The webhook event this audit event announces, if any (delivered through the outbox, same transaction). */
+  announce?: { event: WebhookEvent; data: Record<string, unknown> };
 };
 
 const AUDIT_LOCK = 7_240_001;
@@ -45,4 +48,7 @@ export async function appendAudit(tx: Tx, input: AuditInput): Promise<void> {
     data: (input.data ?? {}) as Prisma.InputJsonValue,
   };
   await tx.auditEvent.create({ data: { ...e, prevHash, hash: eventHash(prevHash, e) } });
+  if (input.announce) {
+    await enqueueWebhooks(tx, input.announce.event, { taskId: e.taskId, requestId: e.requestId, ...input.announce.data }, input.at);
+  }
 }

@@ -1,13 +1,15 @@
 /**
  * The sweeper: advances tasks whose clocks ran out or whose approval was decided, completes claimed tasks whose
- * execution deadline passed as outcome-unknown, and reconciles stale submission intents. Safe to run in several
+ * execution deadline passed as outcome-unknown, reconciles stale submission intents, and delivers due webhooks. Safe to run in several
  * processes at once: every transition it makes is a conditional update.
  */
 import { db } from "../db/client";
+import { pruneRequestStates } from "../tasks/request-state";
 import { reconcileIntents } from "../tasks/reconcile";
+import { deliverDue } from "../webhooks/deliver";
 import { advanceTask } from "./advance";
 
-export type SweepReport = { advanced: number; recovered: number; closed: number };
+export type SweepReport = { advanced: number; recovered: number; closed: number; webhooks: { delivered: number; retried: number; failed: number } };
 
 export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: number } = {}): Promise<SweepReport> {
   const batch = opts.batch ?? 200;
@@ -27,7 +29,9 @@ export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: 
   });
   for (const t of due) await advanceTask(t.id, now);
   const r = await reconcileIntents(now, opts.intentMinAgeMs);
-  return { advanced: due.length, ...r };
+  const webhooks = await deliverDue(now);
+  await pruneRequestStates(now);
+  return { advanced: due.length, ...r, webhooks };
 }
 
 /** Handles whose request the built-in backend has decided but whose task has not moved yet. */

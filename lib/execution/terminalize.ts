@@ -56,6 +56,7 @@ export async function terminalize(o: TerminalizeOpts): Promise<boolean> {
       taskId: o.taskId,
       data: { status, disposition, ...(o.audit.data ?? {}) },
       at: o.now,
+      announce: { event: "task.completed", data: { status, disposition } },
     });
     return true;
   });

@@ -1,0 +1,35 @@
+/** Agents and their bearer tokens (admins only; the caller checks the role). */
+import { z } from "zod";
+import { db } from "../db/client";
+import { appendAudit } from "../audit/append";
+import { hashToken, newAgentToken } from "../auth/agents";
+
+export const AgentInput = z.object({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{1,40}$/, "lowercase letters, digits and dashes"),
+  userId: z.string().uuid(),
+});
+
+/** Creates an agent for a user. The token is returned once; only its hash is stored. */
+export async function createAgent(input: z.infer<typeof AgentInput>, actorUserId: string, now: Date) {
+  const { name, userId } = AgentInput.parse(input);
+  const owner = await db().user.findUnique({ where: { id: userId } });
+  if (!owner || !owner.active) throw new Error("The agent must act for an active user.");
+  const token = newAgentToken();
+  return db().$transaction(async (tx) => {
+    const agent = await tx.agent.create({ data: { name, userId, tokenHash: hashToken(token), tokenPrefix: token.slice(0, 10), createdAt: now } });
+    await appendAudit(tx, { type: "agent.created", actor: `user:${actorUserId}`, data: { agentId: agent.id, name, userId }, at: now });
+    return { agent: { id: agent.id, name, userId, tokenPrefix: agent.tokenPrefix }, token };
+  });
+}
+
+/**
+ * Revokes an agent's token: its next MCP request is refused (401), and its pending tasks can no longer execute:
+ * re-evaluation and the execution claim both require a valid principal, so they complete denied-not-executed.
+ */
+export async function revokeAgent(agentId: string, actorUserId: string, now: Date): Promise<boolean> {
+  return db().$transaction(async (tx) => {
+    const n = await tx.agent.updateMany({ where: { id: agentId, revokedAt: null }, data: { revokedAt: now } });
+    if (n.count === 1) await appendAudit(tx, { type: "agent.revoked", actor: `user:${actorUserId}`, data: { agentId }, at: now });
+    return n.count === 1;
+  });
+}
