@@ -65,7 +65,7 @@ export function DecisionPanel({ requestId, tool, cannotAct, action }: Props) {
           name="decision"
           value="approve"
           disabled={pending}
-          className="min-w-28 rounded-md bg-emerald-600 px-4 py-2 text-sm font-medium text-white hover:bg-emerald-700 disabled:opacity-60"
+          className="min-w-28 rounded-md bg-emerald-700 px-4 py-2 text-sm font-medium text-white hover:bg-emerald-800 disabled:opacity-60"
         >
           Approve
         </button>

@@ -178,6 +178,26 @@ describe("crash-consistent creation", () => {
     expect(await refundsFor("O-2289")).toHaveLength(0);
   });
 
+  it("no orphan: a chained request re-submitted late by reconciliation never outlives its task's pending deadline", async () => {
+    const taskId = await gatedRefund("O-2289");
+    await approveOnly(taskId, LEADS[0], at(SEC));
+    await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
+    const submit = vi.spyOn(inboxBackend, "submit").mockRejectedValueOnce(new Error("backend unreachable"));
+    await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("backend unreachable");
+    submit.mockRestore();
+    // The server restarts two hours later and re-submits generation 2 under its recorded key.
+    expect(await reconcileIntents(at(2 * HOUR), 0)).toEqual({ recovered: 1, closed: 0 });
+    const t = await taskRow(taskId);
+    const req2 = await db().approvalRequest.findUniqueOrThrow({ where: { id: t.handle! } });
+    // One pending deadline: what the task waits for is what the backend holds open, and retention covers it.
+    expect(req2.deadline).toEqual(t.requestDeadline);
+    expect(t.retainUntil!.getTime()).toBeGreaterThanOrEqual(req2.deadline.getTime() + 7 * 24 * HOUR);
+    // At the task's deadline nothing may stay pending for reviewers.
+    await sweep(t.requestDeadline, { intentMinAgeMs: 0 });
+    expect(await taskRow(taskId)).toMatchObject({ status: "completed", disposition: "denied-not-executed" });
+    await expectNoDoubleSubmissionNoOrphan();
+  });
+
   it("no orphan: a chained intent whose task was cancelled before reconciliation does not leave a pending request in the inbox", async () => {
     const agent = await principal();
     const taskId = await gatedRefund("O-2289");

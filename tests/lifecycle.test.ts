@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { db } from "../lib/db/client";
 import { config } from "../lib/config";
 import { inboxBackend } from "../lib/approvals/inbox-backend";
+import { saveRuleVersion, type RuleInput } from "../lib/policy/save-rule";
 import { advanceTask } from "../lib/execution/advance";
 import { claim } from "../lib/execution/claim";
 import { sweep } from "../lib/execution/sweep";
@@ -60,15 +61,28 @@ afterEach(() => {
 
 // ---- helpers ----
 
-/** Edits a rule the way the schema prescribes: a new active version, the previous one retired. */
-async function editRule(ruleKey: string, changes: Record<string, unknown>): Promise<number> {
+/** Edits a rule through saveRuleVersion: a new active version of the rule key, the previous one retired. */
+async function editRule(ruleKey: string, changes: Partial<RuleInput>): Promise<number> {
   const cur = await db().policyRule.findFirstOrThrow({ where: { ruleKey, active: true } });
-  const { id, createdAt: _c, ...rest } = cur;
-  await db().$transaction([
-    db().policyRule.update({ where: { id }, data: { active: false } }),
-    db().policyRule.create({ data: { ...rest, ...changes, version: cur.version + 1, active: true, createdBy: "proof-test" } }),
-  ]);
-  return cur.version + 1;
+  const input: RuleInput = {
+    ruleKey: cur.ruleKey,
+    tool: cur.tool,
+    description: cur.description,
+    field: cur.field,
+    operator: cur.operator as RuleInput["operator"],
+    value: cur.value,
+    effect: cur.effect as RuleInput["effect"],
+    approverGroup: cur.approverGroup,
+    approvalsRequired: cur.approvalsRequired,
+    requestDeadlineSec: cur.requestDeadlineSec,
+    approvalValiditySec: cur.approvalValiditySec,
+    requireJustification: cur.requireJustification,
+    reason: cur.reason,
+    active: true,
+    ...changes,
+  };
+  const saved = await saveRuleVersion(input, await userId("admin@countersign.test"), T0);
+  return saved.version;
 }
 
 async function addReviewer(email: string, groups: string[]): Promise<string> {
@@ -179,7 +193,8 @@ describe("four-eyes review in the built-in backend", () => {
         requestStatus: "pending",
         taskStatus: "working",
       });
-      expect((await inboxBackend.status(req2.id, at(4 * MIN))).note).toMatch(/Only 1 eligible treasury reviewer/);
+      expect((await inboxBackend.status(req2.id, at(4 * MIN))).note).toMatch(/Not enough eligible reviewers exist/);
+      expect((await getTask(await ops(), taskId, at(4 * MIN)))!.statusMessage).toMatch(/Not enough eligible reviewers exist/);
 
       // It never hangs: at its deadline the sweeper ends it as a denial.
       await sweep(gen2.requestDeadline);
@@ -194,7 +209,9 @@ describe("four-eyes review in the built-in backend", () => {
     expect(t.requestDeadline).toEqual(at(2 * DAY));
     const st = await inboxBackend.status(t.handle!, at(MIN));
     expect(st.state).toBe("pending");
-    expect(st.note).toMatch(/Only 1 eligible treasury reviewer\(s\) exist and 2 distinct approvals are needed/);
+    expect(st.note).toMatch(/Not enough eligible reviewers exist to approve this request/);
+    // The agent is told too (server-authored words), while the task keeps waiting.
+    expect((await getTask(await ops(), taskId, at(MIN)))!.statusMessage).toMatch(/Not enough eligible reviewers exist.*has not run|has not run.*Not enough eligible reviewers/);
     expect(await decide({ requestId: t.handle!, reviewerId: await userId(TREASURY[0]), decision: "approve" }, at(MIN))).toMatchObject({ requestStatus: "pending" });
 
     // One millisecond before the deadline it is still waiting; at the deadline the sweeper terminalizes it.
@@ -279,6 +296,30 @@ describe("completion: re-evaluate, then execute", () => {
     expect(claimed.data).toMatchObject({ generation: 2 });
   });
 
+  it("a chained request is bounded by the same maximum pending window as the first: its backend deadline is the task's pending deadline", async () => {
+    // A rule asking for more than the server accepts (maxPendingWindowMs, 14 days by default).
+    const maxSec = config.maxPendingWindowMs / 1000;
+    await editRule("refund-over-limit", { requestDeadlineSec: 20 * 24 * 3600, approvalValiditySec: 20 * 24 * 3600 });
+    const taskId = await gatedRefund("O-2289");
+    const gen1 = await taskRow(taskId);
+    const req1 = await db().approvalRequest.findUniqueOrThrow({ where: { id: gen1.handle! } });
+    expect(gen1.requestDeadline).toEqual(at(config.maxPendingWindowMs));
+    expect(req1.deadline).toEqual(gen1.requestDeadline);
+    expect(req1.approvalValiditySec).toBe(maxSec);
+
+    await approveOnly(taskId, LEADS[0], at(MIN));
+    await editRule("refund-over-limit", { approvalsRequired: 2 });
+    await advanceTask(taskId, at(2 * MIN));
+    const gen2 = await taskRow(taskId);
+    const req2 = await db().approvalRequest.findUniqueOrThrow({ where: { id: gen2.handle! } });
+    expect(gen2).toMatchObject({ generation: 2, status: "working" });
+    expect(gen2.requestDeadline).toEqual(at(2 * MIN + config.maxPendingWindowMs));
+    // The chained request must not outlive its task, nor grant a validity the server would not accept.
+    expect(req2.deadline).toEqual(gen2.requestDeadline);
+    expect(req2.approvalValiditySec).toBe(maxSec);
+    expect(gen2.retainUntil!.getTime()).toBeGreaterThanOrEqual(req2.deadline.getTime() + RESULT_RETENTION_MS);
+  });
+
   it(`chains are bounded by config.maxGenerations (${config.maxGenerations}), then the task completes as a terminal denial`, async () => {
     const leads = [...LEADS.map((e) => e as string), "lina.lead@countersign.test", "lou.lead@countersign.test"];
     for (const e of leads.slice(2)) await addReviewer(e, ["support-leads"]);
@@ -304,19 +345,26 @@ describe("completion: re-evaluate, then execute", () => {
   it("re-evaluation \"deny\" after a policy change (a deny rule added after approval) is denied-not-executed", async () => {
     const taskId = await gatedRefund("O-2289");
     await approveOnly(taskId, LEADS[0], at(MIN));
-    await db().policyRule.create({
-      data: {
+    await saveRuleVersion(
+      {
         ruleKey: "refund-freeze",
-        version: 1,
         tool: "issue_refund",
         description: "Refunds are frozen",
         field: "amount_cents",
         operator: "gt",
         value: "0",
         effect: "deny",
+        approverGroup: null,
+        approvalsRequired: 0,
+        requestDeadlineSec: 0,
+        approvalValiditySec: 0,
+        requireJustification: false,
         reason: "Refunds are frozen during the audit.",
+        active: true,
       },
-    });
+      await userId("admin@countersign.test"),
+      at(90 * SEC),
+    );
     await advanceTask(taskId, at(2 * MIN));
     await expectDenied(taskId, /Re-evaluation of the current policy after approval denied the call/);
   });
@@ -455,6 +503,20 @@ describe("completion: re-evaluate, then execute", () => {
     expect(run).not.toHaveBeenCalled();
     expect(await sideEffects(taskId)).toBe(0);
     expect(await auditCount(taskId, "execution.claimed")).toBe(1);
+  });
+
+  it("an approval that expires after the claim does not fence the claimed task: it is carried through and never reported as a denial", async () => {
+    const taskId = await gatedRefund("O-2289");
+    await approveOnly(taskId, LEADS[0], at(MIN));
+    const expiresAt = at(MIN + HOUR);
+    const claimedAt = new Date(expiresAt.getTime() - 1);
+    await claimWithoutResult(taskId, claimedAt);
+    // Past the approval's expiry, before the execution deadline: still claimed (authorization was enforced at the claim).
+    await sweep(at(10 * SEC, expiresAt));
+    await advanceTask(taskId, at(20 * SEC, expiresAt));
+    expect(await taskRow(taskId)).toMatchObject({ status: "working", phase: "claimed", disposition: null });
+    await sweep(at(EXECUTION_DEADLINE_MS, claimedAt));
+    expect(await taskRow(taskId)).toMatchObject({ status: "completed", disposition: "outcome-unknown" });
   });
 
   it("a backend failure after the claim never makes the task failed: it still ends outcome-unknown", async () => {

@@ -1,9 +1,11 @@
 /**
- * The MCP endpoint. Bearer authentication first (401 with `WWW-Authenticate: Bearer` for an unknown, revoked or
- * malformed token), then the SDK's web-standard handler; the server itself is built per request in lib/mcp.
+ * The MCP endpoint. Origin validation first (403 for a foreign browser origin), then bearer authentication (401
+ * with `WWW-Authenticate: Bearer` for an unknown, revoked or malformed token), then the SDK's web-standard
+ * handler; the server itself is built per request in lib/mcp.
  */
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { requireAgent } from "@/lib/mcp/auth";
+import { originRefusal } from "@/lib/mcp/origin";
 import { createServer } from "@/lib/mcp/server";
 
 export const runtime = "nodejs";
@@ -17,6 +19,8 @@ const handler = createMcpHandler(createServer, {
 });
 
 async function serve(request: Request): Promise<Response> {
+  const refused = originRefusal(request);
+  if (refused) return refused;
   const auth = await requireAgent(request);
   if (auth instanceof Response) return auth;
   return handler.fetch(request, { authInfo: auth });

@@ -194,7 +194,7 @@ async function chainRequest(t: Task, decision: Extract<Decision, { decision: "re
   const prev = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId: t.id, generation: t.generation } } });
   const generation = t.generation + 1;
   const key = newSubmissionKey();
-  const requirements = decision.requirements;
+  const requirements = { ...decision.requirements, requestDeadlineSec: Math.min(decision.requirements.requestDeadlineSec, config.maxPendingWindowMs / 1000), approvalValiditySec: Math.min(decision.requirements.approvalValiditySec, config.maxPendingWindowMs / 1000) };
   const body: SubmissionBody = {
     ...(prev.body as unknown as SubmissionBody),
     generation,

@@ -149,13 +149,17 @@ describe("tasks/get", () => {
 });
 
 describe("tasks/cancel", () => {
-  it("acks with an empty resultType complete, then tasks/get reads cancelled; a second cancel is -32602", async () => {
+  it("acks with an empty resultType complete, then tasks/get reads cancelled; cancelling a terminal task is the same no-op ack", async () => {
     const { taskId } = (await refund({ order_id: "O-2289" })).body.result;
     const ack = await rpc("tasks/cancel", { taskId });
     expect(ack.body.result.resultType).toBe("complete");
     expect(ack.body.result).not.toHaveProperty("status");
     expect((await rpc("tasks/get", { taskId })).body.result.status).toBe("cancelled");
-    expect((await rpc("tasks/cancel", { taskId })).body.error.code).toBe(-32602);
+    // SEP "Cancellation": a cancel of a task that is already terminal is a no-op, acknowledged like any other.
+    const again = await rpc("tasks/cancel", { taskId });
+    expect(again.body.result).toEqual({ resultType: "complete", _meta: expect.any(Object) });
+    expect((await rpc("tasks/get", { taskId })).body.result.status).toBe("cancelled");
+    expect((await rpc("tasks/cancel", { taskId: "00000000-0000-0000-0000-000000000000" })).body.error).toEqual({ code: -32602, message: "Unknown taskId" });
   });
 
   it("cannot cancel another principal's task", async () => {

@@ -1,75 +1,91 @@
 /**
  * The McpServer factory for `createMcpHandler`: one instance per HTTP request, built for the authenticated
  * principal. Tools come from lib/tools/registry; every tools/call goes to lib/tasks/call, and the tasks
- * extension's tasks/get and tasks/cancel to lib/tasks. This file only moves values between the SDK and the
- * domain; the shapes are built in ./wire.
+ * extension's tasks/get, tasks/update and tasks/cancel to lib/tasks. This file only moves values between the SDK
+ * and the domain; the shapes are built in ./wire, the MRTR state in ./request-state.
+ *
+ * Also served here:
+ *  - the degraded path for clients without the tasks extension: the tools `request_access`,
+ *    `get_request_status` and `answer_request` (./degraded.ts);
+ *  - in conformance mode only (COUNTERSIGN_CONFORMANCE=1), the official conformance suite's fixtures
+ *    (./conformance).
  */
-import {
-  McpServer,
-  ProtocolError,
-  ProtocolErrorCode,
-  type CallToolResult,
-  type McpRequestContext,
-  type ServerContext,
-  type StandardSchemaWithJSON,
-} from "@modelcontextprotocol/server";
+import { McpServer, ProtocolError, ProtocolErrorCode, type McpRequestContext, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { callTool } from "../tasks/call";
 import { cancelTask } from "../tasks/cancel";
 import { getTask } from "../tasks/get";
-import type { Principal } from "../tasks/types";
+import { updateTask } from "../tasks/update";
+import { conformanceMode } from "../tools/conformance-fixtures";
 import { listTools } from "../tools/registry";
 import { principalOf } from "./auth";
-import {
-  CLIENT_CAPABILITIES_KEY,
-  TASKS_EXTENSION,
-  TOOL_APPROVAL_EXTENSION,
-  createTaskResultToWire,
-  declaresTasksExtension,
-  getTaskResultToWire,
-  toolResultToWire,
-} from "./wire";
+import { advertisedOnly, callToolHandler, clientCapabilities, guard, requirePrincipal, tasksRequired } from "./calls";
+import { registerConformanceFixtures } from "./conformance/fixtures";
+import { resolveFixtureTask } from "./conformance/resolver";
+import { ensureConformanceData } from "./conformance/seed";
+import { registerDegradedTools } from "./degraded";
+import { openState } from "./request-state";
+import { ToolTable } from "./tool-table";
+import { TASKS_EXTENSION, TOOL_APPROVAL_EXTENSION, declaresTasksExtension, getTaskResultToWire } from "./wire";
 
 export const SERVER_INFO = { name: "countersign", version: "0.1.0" };
 
 /** Same answer for an unknown task and another principal's task, so task ids cannot be probed. */
 export const UNKNOWN_TASK_MESSAGE = "Unknown taskId";
-export const TERMINAL_TASK_MESSAGE = "Task is already terminal and cannot be cancelled";
 
 const TaskIdParams = z.object({ taskId: z.string().min(1).max(200) });
+const UpdateParams = z.object({ taskId: z.string().min(1).max(200), inputResponses: z.record(z.string(), z.unknown()).optional() });
 
-export function createServer(ctx: McpRequestContext): McpServer {
+export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
   const principal = principalOf(ctx.authInfo);
+  if (conformanceMode()) await ensureConformanceData();
   const server = new McpServer(SERVER_INFO, {
     // The tool list is fixed at build time, so no list_changed is ever sent.
-    capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {}, [TOOL_APPROVAL_EXTENSION]: {} } },
+    capabilities: {
+      tools: { listChanged: false },
+      // Conformance fixtures only: static resources and prompts, so no list_changed and no subscriptions either.
+      ...(conformanceMode() ? { resources: { listChanged: false, subscribe: false }, prompts: { listChanged: false }, completions: {} } : {}),
+      extensions: { [TASKS_EXTENSION]: {}, [TOOL_APPROVAL_EXTENSION]: {} },
+    },
+    // MRTR requestState: the SDK verifies it (HMAC, expiry, method + agent binding) before any handler runs.
+    requestState: { verify: openState },
   });
 
+  const tools = new ToolTable(server);
   for (const tool of listTools()) {
-    server.registerTool(
-      tool.name,
-      { title: tool.title, description: tool.description, inputSchema: advertisedOnly(tool.inputSchema) },
-      async (args: unknown, reqCtx: ServerContext) => callToolHandler(requirePrincipal(principal), tool.name, args, reqCtx),
+    tools.add(tool.name, { title: tool.title, description: tool.description, inputSchema: advertisedOnly(tool.inputSchema) }, (args, reqCtx) =>
+      callToolHandler(requirePrincipal(principal), tool.name, args, reqCtx),
     );
   }
+  registerDegradedTools(tools, () => requirePrincipal(principal));
+  if (conformanceMode()) registerConformanceFixtures(server, tools, () => requirePrincipal(principal));
+  tools.install();
 
-  // tasks/get and tasks/cancel exist only on the 2026-07-28 era, where only the custom-schema form registers
-  // them. A 2025-era client has no per-request capabilities, so it never receives a task (degraded path).
+  // tasks/get, tasks/update and tasks/cancel exist only on the 2026-07-28 era, where only the custom-schema form
+  // registers them. A 2025-era client has no per-request capabilities, so it never receives a task.
   if (ctx.era === "modern") {
-    server.server.setRequestHandler("tasks/get", { params: TaskIdParams }, async ({ taskId }) => {
-      const task = await guard("tasks/get", () => getTask(requirePrincipal(principal), taskId, new Date()));
+    server.server.setRequestHandler("tasks/get", { params: TaskIdParams }, async ({ taskId }, reqCtx) => {
+      requireTasksCapability(reqCtx);
+      const p = requirePrincipal(principal);
+      const now = new Date();
+      if (conformanceMode()) await guard("resolver", () => resolveFixtureTask(taskId, p.agentId, now));
+      const task = await guard("tasks/get", () => getTask(p, taskId, now));
       if (!task) throw new ProtocolError(ProtocolErrorCode.InvalidParams, UNKNOWN_TASK_MESSAGE);
       return getTaskResultToWire(task);
     });
-    server.server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async ({ taskId }) => {
+    server.server.setRequestHandler("tasks/update", { params: UpdateParams }, async ({ taskId, inputResponses }, reqCtx) => {
+      requireTasksCapability(reqCtx);
+      // The SDK lifts well-formed inputResponses out of params into ctx; read either.
+      const responses = { ...(inputResponses ?? {}), ...(reqCtx.mcpReq.inputResponses ?? {}) };
+      const r = await guard("tasks/update", () => updateTask(requirePrincipal(principal), taskId, responses, new Date()));
+      if (!r.ok) throw new ProtocolError(ProtocolErrorCode.InvalidParams, r.reason === "not-found" ? UNKNOWN_TASK_MESSAGE : r.message);
+      // An empty ack; the SDK stamps resultType "complete". The new state is read with tasks/get.
+      return {};
+    });
+    server.server.setRequestHandler("tasks/cancel", { params: TaskIdParams }, async ({ taskId }, reqCtx) => {
+      requireTasksCapability(reqCtx);
       const r = await guard("tasks/cancel", () => cancelTask(requirePrincipal(principal), taskId, new Date()));
-      if (!r.ok) {
-        throw new ProtocolError(
-          ProtocolErrorCode.InvalidParams,
-          r.reason === "terminal" ? TERMINAL_TASK_MESSAGE : UNKNOWN_TASK_MESSAGE,
-        );
-      }
-      // An empty ack; the SDK stamps resultType "complete". The cancelled status is read with tasks/get.
+      // A cancel of a task that is already terminal is a no-op (SEP "Cancellation"): the same empty ack.
+      if (!r.ok && r.reason === "not-found") throw new ProtocolError(ProtocolErrorCode.InvalidParams, UNKNOWN_TASK_MESSAGE);
       return {};
     });
   }
@@ -77,67 +93,6 @@ export function createServer(ctx: McpRequestContext): McpServer {
   return server;
 }
 
-async function callToolHandler(principal: Principal, tool: string, args: unknown, reqCtx: ServerContext): Promise<CallToolResult> {
-  const envelope = reqCtx.mcpReq.envelope as Record<string, unknown> | undefined;
-  const tasks = declaresTasksExtension(envelope?.[CLIENT_CAPABILITIES_KEY]);
-  let outcome: Awaited<ReturnType<typeof callTool>>;
-  try {
-    outcome = await callTool(principal, tool, args, { tasks }, new Date());
-  } catch (err) {
-    logFailure("tools/call", err);
-    return {
-      content: [{ type: "text", text: "Internal error while processing this call; whether the tool ran is unknown. Do not retry automatically." }],
-      isError: true,
-    };
-  }
-  switch (outcome.kind) {
-    case "result":
-    case "approval-required":
-      return toolResultToWire(outcome.outcome) as CallToolResult;
-    case "task":
-      // A flat CreateTaskResult; the SDK's CallToolResult type does not know resultType "task".
-      return createTaskResultToWire(outcome.task, outcome.modelMessage) as unknown as CallToolResult;
-    case "input-required":
-      // Submission input over MRTR is not wired yet: say so instead of submitting without it.
-      return toolResultToWire({ isError: true, text: `${outcome.question.message} This server cannot collect it from this client yet; the tool did not run.` }) as CallToolResult;
-  }
-}
-
-/**
- * A Standard Schema that advertises the registry's JSON Schema in tools/list but accepts any arguments: the
- * domain's callTool validates them (so a malformed call is refused, and audited, by the same code as any other).
- */
-function advertisedOnly(jsonSchema: Record<string, unknown>): StandardSchemaWithJSON<unknown, unknown> {
-  return {
-    "~standard": {
-      version: 1,
-      vendor: "countersign",
-      validate: (value: unknown) => ({ value }),
-      jsonSchema: { input: () => jsonSchema, output: () => jsonSchema },
-    },
-  };
-}
-
-function requirePrincipal(p: Principal | null): Principal {
-  // The route authenticates every request before the factory runs; this is a second lock, not a code path.
-  if (!p) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, "Unauthenticated");
-  return p;
-}
-
-/** Runs a domain call; an unexpected failure becomes a bare -32603 (no message or stack to the client). */
-async function guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof ProtocolError) throw err;
-    logFailure(what, err);
-    throw new ProtocolError(ProtocolErrorCode.InternalError, "Internal error");
-  }
-}
-
-/** Logs the error's class and stack frames only: messages can quote arguments, which must not reach the logs. */
-function logFailure(what: string, err: unknown): void {
-  const name = err instanceof Error ? err.name : typeof err;
-  const frames = err instanceof Error && err.stack ? err.stack.split("\n").filter((l) => /^\s+at /.test(l)).slice(0, 8).join("\n") : "";
-  console.error(`[mcp] ${what} failed: ${name}\n${frames}`);
+function requireTasksCapability(reqCtx: ServerContext): void {
+  if (!declaresTasksExtension(clientCapabilities(reqCtx))) throw tasksRequired();
 }

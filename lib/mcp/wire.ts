@@ -2,7 +2,7 @@
  * Domain -> wire: the JSON shapes of the tasks extension (SEP-2663) and the tool-approval extension, built from
  * the domain's own types. Pure functions, no SDK: lib/mcp/server.ts hands their output to the SDK unchanged.
  */
-import type { Disposition, TaskView, ToolOutcome } from "../tasks/types";
+import type { Disposition, InputQuestion, TaskView, ToolOutcome } from "../tasks/types";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 export const TOOL_APPROVAL_EXTENSION = "io.modelcontextprotocol/tool-approval";
@@ -41,10 +41,17 @@ export type CreateTaskResultWire = TaskWire & {
   _meta: { [AUTHORIZATION_KEY]?: AuthorizationEnvelope; [MODEL_IMMEDIATE_RESPONSE_KEY]: string };
 };
 
+/** One embedded request of an input_required task (SEP-2663 `inputRequests`, the MRTR request shape). */
+export type ElicitInputRequestWire = {
+  method: "elicitation/create";
+  params: { mode: "form"; message: string; requestedSchema: Record<string, unknown> };
+};
+
 /** A tasks/get result. No `resultType`: on 2026-07-28 the SDK stamps "complete" (a "task" here is refused). */
 export type GetTaskResultWire = TaskWire & {
   result?: CallToolResultWire;
   error?: { code: number; message: string };
+  inputRequests?: Record<string, ElicitInputRequestWire>;
   _meta?: { [AUTHORIZATION_KEY]: AuthorizationEnvelope };
 };
 
@@ -104,8 +111,28 @@ export function getTaskResultToWire(task: TaskView): GetTaskResultWire {
   const wire: GetTaskResultWire = taskToWire(task);
   if (task.status === "completed" && task.result) wire.result = toolResultToWire(task.result);
   if (task.status === "failed" && task.error) wire.error = { code: task.error.code, message: task.error.message };
+  if (task.status === "input_required") wire.inputRequests = inputRequestsToWire(task.inputRequests ?? {});
   if (task.pending) wire._meta = { [AUTHORIZATION_KEY]: pendingEnvelope() };
   return wire;
+}
+
+/** A form-mode question as an embedded `elicitation/create` request. */
+export function elicitRequestToWire(q: InputQuestion): ElicitInputRequestWire {
+  return { method: "elicitation/create", params: { mode: "form", message: q.message, requestedSchema: q.requestedSchema } };
+}
+
+export function inputRequestsToWire(questions: Record<string, InputQuestion>): Record<string, ElicitInputRequestWire> {
+  return Object.fromEntries(Object.entries(questions).map(([k, q]) => [k, elicitRequestToWire(q)]));
+}
+
+/**
+ * Whether the per-request client capabilities let the server ask a form question: `elicitation: {}` (form only,
+ * by the spec's default) or `elicitation: { form: {} }`. URL-only clients cannot answer a form.
+ */
+export function declaresFormElicitation(clientCapabilities: unknown): boolean {
+  if (!isObject(clientCapabilities) || !isObject(clientCapabilities.elicitation)) return false;
+  const e = clientCapabilities.elicitation;
+  return Object.keys(e).length === 0 || isObject(e.form);
 }
 
 /** Whether the per-request client capabilities (`_meta` envelope) declare the tasks extension. */

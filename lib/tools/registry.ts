@@ -1,6 +1,7 @@
 /** The tools an agent can call. Each has a real side effect; policy decides which calls need approval. */
 import { z } from "zod";
 import { digest } from "../canonical";
+import { CONFORMANCE_FIXTURE_TOOLS, conformanceMode } from "./conformance-fixtures";
 import { deletePath } from "./delete-path";
 import { deployService } from "./deploy-service";
 import { issueRefund } from "./issue-refund";
@@ -9,8 +10,13 @@ import type { ToolDef } from "./types";
 
 const TOOLS: ToolDef[] = [issueRefund, wireTransfer, deletePath, deployService];
 
+/** The demo tools, plus the conformance suite's task fixtures when the server runs in conformance mode. */
+function tools(): ToolDef[] {
+  return conformanceMode() ? [...TOOLS, ...CONFORMANCE_FIXTURE_TOOLS] : TOOLS;
+}
+
 export function getTool(name: string): ToolDef | undefined {
-  return TOOLS.find((t) => t.name === name);
+  return tools().find((t) => t.name === name);
 }
 
 export function inputSchemaOf(tool: ToolDef): Record<string, unknown> {
@@ -23,5 +29,5 @@ export function toolVersion(tool: ToolDef): string {
 }
 
 export function listTools(): { name: string; title: string; description: string; inputSchema: Record<string, unknown> }[] {
-  return TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: inputSchemaOf(t) }));
+  return tools().map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: inputSchemaOf(t) }));
 }

@@ -1,0 +1,187 @@
+/**
+ * One tools/call of a gated tool, on the wire: the MRTR round for submission input (sealed, bound, single-use
+ * requestState), then lib/tasks/call, then the outcome as a CallToolResult, a CreateTaskResult or an
+ * InputRequiredResult. Shared by the registry tools (./server), the degraded-path tools (./degraded) and the
+ * conformance fixtures (./conformance).
+ */
+import {
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  inputRequired,
+  inputResponse,
+  type CallToolResult,
+  type ServerContext,
+  type StandardSchemaWithJSON,
+} from "@modelcontextprotocol/server";
+import type { SubmissionInput } from "../approvals/backend";
+import { callTool, parseSubmissionInput } from "../tasks/call";
+import { consumeRequestState } from "../tasks/request-state";
+import type { CallOutcome, InputQuestion, Principal } from "../tasks/types";
+import { invalidState, newCallState, requireMatchingCall, sealState, type SealedState } from "./request-state";
+import {
+  CLIENT_CAPABILITIES_KEY,
+  TASKS_EXTENSION,
+  createTaskResultToWire,
+  declaresFormElicitation,
+  declaresTasksExtension,
+  toolResultToWire,
+} from "./wire";
+
+/** Tools that only run as tasks: a client without the tasks extension gets -32021 instead of a degraded result. */
+const TASK_REQUIRED = new Set(["failing_job"]);
+
+export function clientCapabilities(reqCtx: ServerContext): unknown {
+  const envelope = reqCtx.mcpReq.envelope as Record<string, unknown> | undefined;
+  return envelope?.[CLIENT_CAPABILITIES_KEY];
+}
+
+export function tasksRequired(): MissingRequiredClientCapabilityError {
+  return new MissingRequiredClientCapabilityError(
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } } as never,
+    `This request needs the ${TASKS_EXTENSION} extension in the request's client capabilities`,
+  );
+}
+
+export async function callToolHandler(principal: Principal, tool: string, args: unknown, reqCtx: ServerContext): Promise<CallToolResult> {
+  const tasks = declaresTasksExtension(clientCapabilities(reqCtx));
+  if (!tasks && TASK_REQUIRED.has(tool)) throw tasksRequired();
+  const now = new Date();
+  const answered = await submissionAnswer(principal, tool, args, reqCtx, now);
+  if ("result" in answered) return answered.result;
+  let outcome: CallOutcome;
+  try {
+    outcome = await callTool(principal, tool, args, { tasks, input: answered.input }, now);
+  } catch (err) {
+    logFailure("tools/call", err);
+    return toolError("Internal error while processing this call; whether the tool ran is unknown. Do not retry automatically.");
+  }
+  return outcomeToWire(outcome, principal, tool, args, reqCtx, now);
+}
+
+/** Maps what callTool decided to the wire: a result, a CreateTaskResult, or an MRTR question. */
+export async function outcomeToWire(
+  outcome: CallOutcome,
+  principal: Principal,
+  bindingTool: string,
+  bindingArgs: unknown,
+  reqCtx: ServerContext,
+  now: Date,
+): Promise<CallToolResult> {
+  switch (outcome.kind) {
+    case "result":
+      return toolResultToWire(outcome.outcome) as CallToolResult;
+    case "approval-required":
+      return toolResultToWire({
+        ...outcome.outcome,
+        text:
+          `${outcome.outcome.text} Without the tasks extension, call the request_access tool with ` +
+          `{"tool": "${bindingTool}", "arguments": {...}} to open the approval request, then follow it with get_request_status.`,
+      }) as CallToolResult;
+    case "task":
+      // A flat CreateTaskResult; the SDK's CallToolResult type does not know resultType "task".
+      return createTaskResultToWire(outcome.task, outcome.modelMessage) as unknown as CallToolResult;
+    case "input-required":
+      return askSubmissionInput(principal, bindingTool, bindingArgs, outcome.key, outcome.question, reqCtx, now);
+  }
+}
+
+/**
+ * Submission input before the task (SEP "Collecting submission input", MRTR): the question goes out as a form
+ * elicitation with a sealed requestState bound to this principal, tool and arguments. Only asked of a client that
+ * declared form elicitation in this request's capabilities; any other client gets a tool error that says why.
+ */
+async function askSubmissionInput(
+  principal: Principal,
+  tool: string,
+  args: unknown,
+  key: string,
+  question: InputQuestion,
+  reqCtx: ServerContext,
+  now: Date,
+): Promise<CallToolResult> {
+  if (!declaresFormElicitation(clientCapabilities(reqCtx))) {
+    return toolError(
+      `${question.message} This client did not declare form elicitation, so it cannot be asked; nothing was submitted and the tool did not run. ` +
+        (tool === "request_access"
+          ? "Call request_access again with a justification argument (10 to 500 characters) and, if there is one, a ticket."
+          : "Retry from a client that supports form elicitation, or use request_access with a justification argument."),
+    );
+  }
+  const requestState = await sealState(newCallState(principal, tool, args, key, now), reqCtx);
+  return inputRequired({
+    inputRequests: { [key]: inputRequired.elicit({ mode: "form", message: question.message, requestedSchema: question.requestedSchema as never }) },
+    requestState,
+  }) as unknown as CallToolResult;
+}
+
+/**
+ * Reads an MRTR retry. No requestState: any inputResponses are answers to a question never asked and are ignored
+ * (the call asks again). A requestState: verified by the SDK already; it must be a state of this principal, tool
+ * and arguments (else -32602), and it is consumed exactly once when its answer is accepted (a replay is -32602).
+ * A missing or unfit answer asks again; a declined question ends the call without submitting anything.
+ */
+export async function submissionAnswer(
+  principal: Principal,
+  tool: string,
+  args: unknown,
+  reqCtx: ServerContext,
+  now: Date,
+): Promise<{ input?: SubmissionInput } | { result: CallToolResult }> {
+  const raw = reqCtx.mcpReq.requestState<SealedState>();
+  if (raw === undefined) return {};
+  const state = requireMatchingCall(raw, principal, tool, args, now);
+  const view = inputResponse(reqCtx.mcpReq.inputResponses, state.k);
+  if (view.kind !== "elicit") return {};
+  if (view.action !== "accept") {
+    if (!(await consumeRequestState(state.n, new Date(state.x), now))) throw invalidState();
+    return { result: toolError("The question was declined, so nothing was submitted for approval and the tool did not run.") };
+  }
+  const input = parseSubmissionInput(view.content);
+  if (!input) return {};
+  if (!(await consumeRequestState(state.n, new Date(state.x), now))) throw invalidState();
+  return { input };
+}
+
+export function toolError(text: string): CallToolResult {
+  return { content: [{ type: "text", text }], isError: true };
+}
+
+/**
+ * A Standard Schema that advertises the registry's JSON Schema in tools/list but accepts any arguments: the
+ * domain's callTool validates them (so a malformed call is refused, and audited, by the same code as any other).
+ */
+export function advertisedOnly(jsonSchema: Record<string, unknown>): StandardSchemaWithJSON<unknown, unknown> {
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "countersign",
+      validate: (value: unknown) => ({ value }),
+      jsonSchema: { input: () => jsonSchema, output: () => jsonSchema },
+    },
+  };
+}
+
+export function requirePrincipal(p: Principal | null): Principal {
+  // The route authenticates every request before the factory runs; this is a second lock, not a code path.
+  if (!p) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, "Unauthenticated");
+  return p;
+}
+
+/** Runs a domain call; an unexpected failure becomes a bare -32603 (no message or stack to the client). */
+export async function guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ProtocolError) throw err;
+    logFailure(what, err);
+    throw new ProtocolError(ProtocolErrorCode.InternalError, "Internal error");
+  }
+}
+
+/** Logs the error's class and stack frames only: messages can quote arguments, which must not reach the logs. */
+export function logFailure(what: string, err: unknown): void {
+  const name = err instanceof Error ? err.name : typeof err;
+  const frames = err instanceof Error && err.stack ? err.stack.split("\n").filter((l) => /^\s+at /.test(l)).slice(0, 8).join("\n") : "";
+  console.error(`[mcp] ${what} failed: ${name}\n${frames}`);
+}

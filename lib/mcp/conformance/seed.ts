@@ -1,0 +1,55 @@
+/**
+ * Conformance mode's data: one policy rule per task fixture (requestable, decided by the "conformance-resolver"
+ * approver group) and the automatic resolver's reviewer account. Idempotent; written once per process, on the
+ * first MCP request in conformance mode. Never runs otherwise.
+ */
+import { randomBytes } from "node:crypto";
+import bcrypt from "bcryptjs";
+import { db } from "../../db/client";
+import { CONFORMANCE_FIXTURE_TOOLS } from "../../tools/conformance-fixtures";
+
+export const RESOLVER_GROUP = "conformance-resolver";
+export const RESOLVER_EMAIL = "conformance-resolver@countersign.test";
+
+let done: Promise<void> | null = null;
+
+export function ensureConformanceData(): Promise<void> {
+  done ??= seed().catch((e) => {
+    done = null;
+    throw e;
+  });
+  return done;
+}
+
+async function seed(): Promise<void> {
+  // An account nobody can sign in to: the password is random and thrown away.
+  const passwordHash = await bcrypt.hash(randomBytes(24).toString("base64url"), 10);
+  await db().user.upsert({
+    where: { email: RESOLVER_EMAIL },
+    update: {},
+    create: { email: RESOLVER_EMAIL, name: "Conformance Resolver", role: "reviewer", groups: [RESOLVER_GROUP], passwordHash },
+  });
+  for (const tool of CONFORMANCE_FIXTURE_TOOLS) {
+    const ruleKey = `conformance-${tool.name.replace(/_/g, "-")}`;
+    const exists = await db().policyRule.findFirst({ where: { ruleKey } });
+    if (exists) continue;
+    await db().policyRule.create({
+      data: {
+        ruleKey,
+        version: 1,
+        tool: tool.name,
+        description: `Conformance fixture ${tool.name}: decided by the automatic resolver`,
+        field: "fixture",
+        operator: "eq",
+        value: "conformance",
+        effect: "requestable",
+        approverGroup: RESOLVER_GROUP,
+        approvalsRequired: 1,
+        requestDeadlineSec: 3600,
+        approvalValiditySec: 600,
+        reason: "This conformance fixture runs as an approval task that an automatic resolver decides.",
+        createdBy: "conformance",
+      },
+    });
+  }
+}
