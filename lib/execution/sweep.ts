@@ -6,10 +6,17 @@
 import { db } from "../db/client";
 import { pruneRequestStates } from "../tasks/request-state";
 import { reconcileIntents } from "../tasks/reconcile";
+import { purgeExpiredTasks } from "../tasks/retention";
 import { deliverDue } from "../webhooks/deliver";
 import { advanceTask } from "./advance";
 
-export type SweepReport = { advanced: number; recovered: number; closed: number; webhooks: { delivered: number; retried: number; failed: number } };
+export type SweepReport = {
+  advanced: number;
+  recovered: number;
+  closed: number;
+  purged: number;
+  webhooks: { delivered: number; retried: number; failed: number };
+};
 
 export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: number } = {}): Promise<SweepReport> {
   const batch = opts.batch ?? 200;
@@ -31,7 +38,8 @@ export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: 
   const r = await reconcileIntents(now, opts.intentMinAgeMs);
   const webhooks = await deliverDue(now);
   await pruneRequestStates(now);
-  return { advanced: due.length, ...r, webhooks };
+  const purged = await purgeExpiredTasks(now);
+  return { advanced: due.length, ...r, purged, webhooks };
 }
 
 /** Handles whose request the built-in backend has decided but whose task has not moved yet. */
