@@ -138,7 +138,7 @@ describe("crash-consistent creation", () => {
     expect(await db().approvalRequest.count()).toBe(1);
 
     // A re-submission under the recorded key is recognized by the backend as the same request.
-    expect(await inboxBackend.submit(intent.idempotencyKey, intent.body as never, at(4 * SEC))).toEqual({ handle: request.id });
+    expect(await inboxBackend.submit(intent.idempotencyKey, intent.body as never, at(4 * SEC))).toEqual({ handle: request.id, deadline: request.deadline });
     expect(await db().approvalRequest.count()).toBe(1);
 
     // The recovered task is live: approval executes it once.

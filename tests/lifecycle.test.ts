@@ -223,11 +223,9 @@ describe("four-eyes review in the built-in backend", () => {
     expect(await decide({ requestId: t.handle!, reviewerId: await userId(TREASURY[0]), decision: "approve" }, at(2 * DAY + 1))).toMatchObject({ ok: false });
   });
 
-  // KNOWN GAP (reported, not fixed): the approvers' eligibility is read by the backend's status() at the start of
-  // advanceTask; the claim's WHERE re-checks the agent, its user and the approval expiry, but not the approvers.
-  // A reviewer deactivated between that read and the claim still counts. `it.fails` keeps the reproduction
-  // visible; it flips to a failure (and should become `it`) once the claim re-checks approver eligibility.
-  it.fails("only approvals from reviewers still eligible at the claim count: an approver deactivated between re-evaluation and the claim", async () => {
+  // The approvers' eligibility is read by the backend's status() at the start of advanceTask and read again,
+  // FOR SHARE, inside the claim: a reviewer deactivated between the two no longer counts.
+  it("only approvals from reviewers still eligible at the claim count: an approver deactivated between re-evaluation and the claim", async () => {
     const taskId = await bigWire();
     await approveOnly(taskId, TREASURY[0], at(MIN));
     await approveOnly(taskId, TREASURY[1], at(MIN));
@@ -620,7 +618,8 @@ describe("a terminal task never changes", () => {
     }
     vi.restoreAllMocks();
 
-    const late = at(400 * DAY);
+    // Late, but inside every task's retention (at least createdAt + 24 h + resultRetention): still retrievable.
+    const late = at(RESULT_RETENTION_MS);
     for (const id of ids) {
       const t = await taskRow(id);
       expect(await cancelTask(agent, id, at(10 * MIN))).toEqual({ ok: false, reason: "terminal" });
@@ -676,6 +675,33 @@ describe("retention", () => {
     await advanceTask(taskId, at(50 * MIN));
     expect(await taskRow(taskId)).toMatchObject({ generation: 2, status: "working" });
     expect((await getTask(agent, taskId, at(51 * MIN)))!.ttlMs).toBe(50 * MIN + DAY + RESULT_RETENTION_MS);
+  });
+
+  it("an execution-claimed task is never deleted before it terminalizes: a sweep long after its ttl completes it outcome-unknown and keeps it for resultRetention, and only then may it go", async () => {
+    const agent = await principal();
+    const taskId = await gatedRefund("O-2289", T0, agent);
+    await approveOnly(taskId, LEADS[0], at(MIN));
+    await claimWithoutResult(taskId, at(2 * MIN));
+    const muchLater = at(400 * DAY);
+    await sweep(muchLater);
+    const t = await taskRow(taskId);
+    expect(t).toMatchObject({ status: "completed", disposition: "outcome-unknown", terminalizedAt: muchLater });
+    expect(t.retainUntil).toEqual(at(RESULT_RETENTION_MS, muchLater));
+    expect((await getTask(agent, taskId, at(RESULT_RETENTION_MS - 1, muchLater)))!.result!.disposition).toBe("outcome-unknown");
+    await sweep(at(RESULT_RETENTION_MS + 1, muchLater));
+    expect(await db().task.findUnique({ where: { id: taskId } })).toBeNull();
+    expect(await sideEffects(taskId)).toBe(0);
+  });
+
+  it("a working task is never deleted or expired before its pending deadline; long after it, it first ends as a denial that stays retrievable for resultRetention", async () => {
+    const agent = await principal();
+    const taskId = await gatedRefund("O-2289", T0, agent);
+    await sweep(at(DAY - 1));
+    expect(await taskRow(taskId)).toMatchObject({ status: "working" });
+    const muchLater = at(400 * DAY);
+    await sweep(muchLater);
+    expect(await taskRow(taskId)).toMatchObject({ status: "completed", disposition: "denied-not-executed", terminalizedAt: muchLater });
+    expect((await getTask(agent, taskId, at(DAY, muchLater)))!.status).toBe("completed");
   });
 
   it("at terminalization ttlMs covers terminalizedAt plus resultRetention (extended when needed, never shortened)", async () => {

@@ -44,9 +44,12 @@ export class IdempotencyConflict extends Error {
   }
 }
 
+/** A durable handle and the request deadline the backend holds the request open until. */
+export type Submitted = { handle: string; deadline: Date };
+
 export interface ApprovalBackend {
-  submit(key: string, body: SubmissionBody, now: Date): Promise<{ handle: string }>;
-  find(key: string): Promise<{ handle: string } | null>;
+  submit(key: string, body: SubmissionBody, now: Date): Promise<Submitted>;
+  find(key: string): Promise<Submitted | null>;
   status(handle: string, now: Date): Promise<BackendStatus>;
   cancel?(handle: string, now: Date): Promise<void>;
 }

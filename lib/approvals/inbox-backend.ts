@@ -15,7 +15,7 @@ export const inboxBackend: ApprovalBackend = {
     const existing = await db().approvalRequest.findUnique({ where: { idempotencyKey: key } });
     if (existing) {
       if (existing.bodyDigest !== bodyDigest) throw new IdempotencyConflict();
-      return { handle: existing.id };
+      return { handle: existing.id, deadline: existing.deadline };
     }
     const deadline = new Date(now.getTime() + body.requirements.requestDeadlineSec * 1000);
     try {
@@ -48,19 +48,19 @@ export const inboxBackend: ApprovalBackend = {
         });
         return req;
       });
-      return { handle: created.id };
+      return { handle: created.id, deadline: created.deadline };
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
       // A concurrent submit under the same key won the insert: same rule as a repeat.
       const winner = await db().approvalRequest.findUniqueOrThrow({ where: { idempotencyKey: key } });
       if (winner.bodyDigest !== bodyDigest) throw new IdempotencyConflict();
-      return { handle: winner.id };
+      return { handle: winner.id, deadline: winner.deadline };
     }
   },
 
   async find(key) {
-    const req = await db().approvalRequest.findUnique({ where: { idempotencyKey: key }, select: { id: true } });
-    return req ? { handle: req.id } : null;
+    const req = await db().approvalRequest.findUnique({ where: { idempotencyKey: key }, select: { id: true, deadline: true } });
+    return req ? { handle: req.id, deadline: req.deadline } : null;
   },
 
   async status(handle, now): Promise<BackendStatus> {

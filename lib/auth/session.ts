@@ -5,6 +5,7 @@
  * The JWT only names the user. Role, groups and the active flag are read fresh from the User row, so a reviewer
  * who is deactivated or moved out of a group loses access at once, not when their token expires.
  */
+import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { cache } from "react";
 import { z } from "zod";
@@ -73,3 +74,78 @@ export async function requireRole(...roles: Role[]): Promise<SessionUser | null>
   const user = await requireUser();
   return hasRole(user, roles) ? user : null;
 }
+
+// ---- cross-site request refusal -------------------------------------------------------------------------------
+
+export type Refusal = { ok: false; status: 401 | 403; error: string };
+
+const CROSS_SITE = "Cross-site requests are refused: send this from a Countersign page.";
+
+/** Hosts (host[:port]) that may send state-changing requests besides the request's own Host: COUNTERSIGN_ALLOWED_ORIGINS. */
+function extraAllowedHosts(): string[] {
+  return (process.env.COUNTERSIGN_ALLOWED_ORIGINS ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => {
+      try {
+        return new URL(s.includes("://") ? s : `http://${s}`).host.toLowerCase();
+      } catch {
+        return "";
+      }
+    })
+    .filter(Boolean);
+}
+
+function originHost(origin: string): string | null {
+  if (origin === "null") return null;
+  try {
+    return new URL(origin).host.toLowerCase();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a request comes from one of our own pages. `strict` (anything that changes state, and server actions):
+ * the Origin header must be present and name this host. Otherwise (GETs returning private data): a request
+ * without Origin passes (browsers omit it on same-origin GETs and navigations), but a foreign Origin, or a
+ * browser's `Sec-Fetch-Site: cross-site`, is refused. Returns null when the request may proceed.
+ *
+ * Next.js checks Origin against Host before running a server action, but lets a request without Origin through;
+ * this check refuses that case too, and covers JSON route handlers, which Next does not check at all.
+ */
+export function crossSiteRefusal(h: Headers, strict: boolean): Refusal | null {
+  const site = h.get("sec-fetch-site");
+  if (site === "cross-site") return { ok: false, status: 403, error: CROSS_SITE };
+  const origin = h.get("origin");
+  const host = (h.get("x-forwarded-host") ?? h.get("host") ?? "").split(",")[0].trim().toLowerCase();
+  if (!origin) return strict ? { ok: false, status: 403, error: CROSS_SITE } : null;
+  const from = originHost(origin);
+  if (!from || !host) return { ok: false, status: 403, error: CROSS_SITE };
+  if (from === host || extraAllowedHosts().includes(from)) return null;
+  return { ok: false, status: 403, error: CROSS_SITE };
+}
+
+/**
+ * For server actions: refuses cross-site calls (strict Origin check), then `authorize(roles)`. Every server action
+ * of the reviewer and admin side starts with this.
+ */
+export async function authorizeAction(roles: readonly Role[]): Promise<Authorization> {
+  const refused = crossSiteRefusal(await headers(), true);
+  if (refused) return refused;
+  return authorize(roles);
+}
+
+/**
+ * For route handlers: refuses cross-site requests (strict for anything but GET/HEAD), then `authorize(roles)`.
+ */
+export async function authorizeRequest(request: Request, roles: readonly Role[]): Promise<Authorization> {
+  const method = request.method.toUpperCase();
+  const refused = crossSiteRefusal(request.headers, method !== "GET" && method !== "HEAD");
+  if (refused) return refused;
+  return authorize(roles);
+}
+
+/** Roles of the admin console. */
+export const ADMIN_ROLES: readonly Role[] = ["admin"];

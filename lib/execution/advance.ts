@@ -14,7 +14,7 @@
 import type { Task } from "../db/generated/client";
 import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
-import type { SubmissionBody } from "../approvals/backend";
+import type { SubmissionBody, Submitted } from "../approvals/backend";
 import { approvalBackend } from "../approvals/inbox-backend";
 import { config } from "../config";
 import { faultPoint } from "../faults";
@@ -24,15 +24,16 @@ import { newSubmissionKey } from "../tasks/create";
 import { isTerminal } from "../tasks/view";
 import { getTool } from "../tools/registry";
 import { ToolError } from "../tools/types";
-import { claim } from "./claim";
+import { principalStillValid } from "../auth/agents";
+import { claim, type ClaimApproval } from "./claim";
 import { deniedNotExecuted, executed, executionError, outcomeUnknown, type DenialCause } from "./outcomes";
 import { reevaluate } from "./reevaluate";
 import { terminalize } from "./terminalize";
 
 const PRE_CLAIM = ["awaiting_approval", "retry_wait"];
 
-function deny(t: Task, cause: DenialCause, now: Date): Promise<boolean> {
-  return terminalize({
+async function deny(t: Task, cause: DenialCause, now: Date): Promise<boolean> {
+  const won = await terminalize({
     taskId: t.id,
     fromPhases: PRE_CLAIM,
     generation: t.generation,
@@ -40,6 +41,10 @@ function deny(t: Task, cause: DenialCause, now: Date): Promise<boolean> {
     audit: { type: "task.denied", actor: "system", data: { cause } },
     now,
   });
+  // A request still open at the backend (expiry, failed re-evaluation) is withdrawn: nothing stays pending for
+  // reviewers once the task has ended.
+  if (won && t.handle) await approvalBackend().cancel?.(t.handle, now);
+  return won;
 }
 
 /** What advancing learned that the task row does not hold: why a pending request may never resolve. */
@@ -102,9 +107,11 @@ async function onApproved(t: Task, approval: ApprovalInput, now: Date): Promise<
   }
   const re = await reevaluate(t, approval, now);
   switch (re.next) {
-    case "allow":
-      await execute(t, now);
+    case "allow": {
+      const req = re.decision.requirements;
+      await execute(t, now, req && { approverGroup: req.approverGroup, approverIds: approval.approverIds, approvalsRequired: req.approvalsRequired, requesterUserId: t.principalUserId });
       return;
+    }
     case "retry":
       await scheduleRetry(t, approval, re.retryAfterMs, now);
       return;
@@ -117,14 +124,18 @@ async function onApproved(t: Task, approval: ApprovalInput, now: Date): Promise<
 }
 
 /** Claim, run once, store. A failed claim means another caller won, or a fence (cancel, expiry, revocation) did. */
-async function execute(t: Task, now: Date): Promise<void> {
-  const token = await claim(t.id, t.generation, now);
+async function execute(t: Task, now: Date, approval: ClaimApproval | undefined): Promise<void> {
+  const token = await claim(t.id, t.generation, now, approval);
   if (!token) {
     const after = await db().task.findUnique({ where: { id: t.id } });
-    if (!after || isTerminal(after) || after.phase === "claimed") return;
-    // Still pre-claim: a fence in the claim's WHERE held it back. Those conditions do not heal: deny.
-    const cause: DenialCause = after.approvalExpiresAt && after.approvalExpiresAt.getTime() <= now.getTime() ? "approval-expired" : "principal";
-    await deny(after, cause, now);
+    if (!after || isTerminal(after) || after.phase === "claimed" || after.generation !== t.generation) return;
+    if (after.approvalExpiresAt && after.approvalExpiresAt.getTime() <= now.getTime()) {
+      await deny(after, "approval-expired", now);
+    } else if (!(await principalStillValid(after.agentId))) {
+      await deny(after, "principal", now);
+    }
+    // Otherwise an approver lost eligibility just before the claim: the next advance re-evaluates with the
+    // approvals that still count (and opens a new request if they no longer suffice).
     return;
   }
   faultPoint("after-claim");
@@ -226,20 +237,25 @@ async function chainRequest(t: Task, decision: Extract<Decision, { decision: "re
     return true;
   });
   if (!consumed) return;
-  const { handle } = await approvalBackend().submit(key, body, now);
-  await attachGeneration(t.id, generation, key, handle, now);
+  const submitted = await approvalBackend().submit(key, body, now);
+  await attachGeneration(t.id, generation, key, submitted, now);
 }
 
 /**
  * Binds a chained generation's handle (also used by reconciliation). If the task stopped waiting for this
  * generation meanwhile (a cancel won), the request just made is cancelled so no orphan stays in the inbox.
  */
-export async function attachGeneration(taskId: string, generation: number, key: string, handle: string, now: Date): Promise<void> {
+export async function attachGeneration(taskId: string, generation: number, key: string, submitted: Submitted, now: Date): Promise<void> {
+  const { handle, deadline } = submitted;
+  // The backend's deadline becomes the task's pending deadline (a late re-submission starts its clock later),
+  // and retention is extended to cover it.
+  const retain = new Date(deadline.getTime() + config.resultRetentionMs);
   const attached = await db().$transaction(async (tx) => {
-    const n = await tx.task.updateMany({
-      where: { id: taskId, generation, phase: "submitting", status: "working" },
-      data: { handle, phase: "awaiting_approval", lastUpdatedAt: now },
-    });
+    const n = await tx.$executeRaw`
+      UPDATE "Task" SET handle = ${handle}, phase = 'awaiting_approval', "requestDeadline" = ${deadline},
+        "retainUntil" = GREATEST(COALESCE("retainUntil", ${retain}), ${retain}), "lastUpdatedAt" = ${now}
+      WHERE id = ${taskId} AND generation = ${generation} AND phase = 'submitting' AND status = 'working'`
+      .then((count) => ({ count }));
     await tx.submissionIntent.updateMany({
       where: { idempotencyKey: key, state: "open" },
       data: { state: n.count === 1 ? "bound" : "cancelled", handle },

@@ -12,11 +12,26 @@ import { config } from "../config";
 /** Identifies this process in claim tokens (for the audit trail and for debugging). */
 const BOOT = randomUUID().slice(0, 8);
 
-export async function claim(taskId: string, generation: number, now: Date): Promise<string | null> {
+/**
+ * The approvals the decision relied on, re-checked inside the claim: only reviewers still eligible at the claim
+ * count. Their user rows are read FOR SHARE, so a concurrent deactivation or group change waits until the claim
+ * has committed (and then no longer matters: authorization was enforced at the claim).
+ */
+export type ClaimApproval = { approverGroup: string; approverIds: string[]; approvalsRequired: number; requesterUserId: string };
+
+export async function claim(taskId: string, generation: number, now: Date, approval?: ClaimApproval): Promise<string | null> {
   const token = `${BOOT}:${randomUUID()}`;
   const deadline = new Date(now.getTime() + config.executionDeadlineMs);
   const retain = new Date(deadline.getTime() + config.resultRetentionMs);
   return db().$transaction(async (tx) => {
+    if (approval) {
+      const eligible = await tx.$queryRaw<{ id: string }[]>`
+        SELECT id FROM "User"
+        WHERE id = ANY(${approval.approverIds}) AND id <> ${approval.requesterUserId}
+          AND active AND role = 'reviewer' AND ${approval.approverGroup} = ANY(groups)
+        FOR SHARE`;
+      if (eligible.length < approval.approvalsRequired) return null;
+    }
     const n = await tx.$executeRaw`
       UPDATE "Task" t SET
         phase = 'claimed',

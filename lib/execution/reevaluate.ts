@@ -12,7 +12,7 @@ import { ToolBusyError, ToolError } from "../tools/types";
 import type { DenialCause } from "./outcomes";
 
 export type Reevaluation =
-  | { next: "allow"; decision: Decision }
+  | { next: "allow"; decision: Extract<Decision, { decision: "allow" }> }
   | { next: "request"; decision: Extract<Decision, { decision: "requestable" }> }
   | { next: "retry"; retryAfterMs?: number }
   | { next: "deny"; cause: DenialCause };

@@ -10,6 +10,9 @@ export type Outcome = { tone: OutcomeTone; title: string; detail?: string };
 /** What "the tool ran" means for the tools a reviewer sees most. */
 const RAN: Record<string, string> = {
   issue_refund: "the refund was issued",
+  wire_transfer: "the transfer was sent",
+  delete_path: "the path was deleted",
+  deploy_service: "the deployment ran",
 };
 
 export function describeOutcome(input: {
@@ -67,5 +70,8 @@ export function describeOutcome(input: {
 /** What the decide action answers the request page with. */
 export type DecisionState =
   | { status: "idle" }
-  | { status: "error"; message: string; field?: "comment" }
+  | { status: "error"; message: string; field?: "comment" | "confirm" }
   | { status: "done"; decision: "approve" | "deny"; outcome: Outcome };
+
+/** What the ask-the-requester action answers with. */
+export type AskState = { status: "idle" } | { status: "error"; message: string } | { status: "done"; message: string };

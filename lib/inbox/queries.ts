@@ -1,104 +1,49 @@
 /**
- * Read queries of the reviewer side: the inbox and one request's page. Read-only; every decision goes through
- * `lib/tasks/decide.ts`, which enforces the four-eyes rules. The eligibility computed here only decides whether
- * the page offers the buttons, and mirrors those rules (the inbox's `where` and `whyCannotAct` below).
+ * One approval request as a reviewer (or an admin, read-only) sees it: the exact call, who asked and why policy
+ * held it, the rule version, four-eyes progress, the clocks, questions to the requester and their answers, and the
+ * task's timeline from the audit trail. Read-only; every decision goes through `lib/tasks/decide.ts`, which
+ * enforces the four-eyes rules. `whyCannotAct` only decides whether the page offers the buttons, and mirrors them.
  */
-import { z } from "zod";
 import { isEligibleReviewer } from "@/lib/approvals/eligibility";
 import { canonicalJson, digest } from "@/lib/canonical";
 import { db } from "@/lib/db/client";
+import { readBody, summaryOf } from "./body";
+import { confirmationFor, type Confirmation } from "./high-risk";
+import type { Viewer } from "./inbox";
 import { describeOutcome, type Outcome } from "./outcome";
+import { timelineFor, type TimelineEntry } from "./timeline";
 
-export type Viewer = { id: string; role: string; groups: string[] };
-
-/** The submission body the approval backend stores (lib/approvals/backend.ts SubmissionBody), read leniently. */
-const bodySchema = z.object({
-  taskId: z.string().optional(),
-  generation: z.number().optional(),
-  tool: z.string().optional(),
-  arguments: z.unknown().optional(),
-  argumentsDigest: z.string().optional(),
-  summary: z.string().optional(),
-  requester: z
-    .object({
-      userId: z.string().optional(),
-      userName: z.string().optional(),
-      agentId: z.string().optional(),
-      agentName: z.string().optional(),
-    })
-    .partial()
-    .optional(),
-  policy: z
-    .object({ ruleId: z.string(), ruleKey: z.string(), version: z.number(), reason: z.string() })
-    .partial()
-    .optional(),
-});
-
-type Body = z.infer<typeof bodySchema>;
-
-function readBody(raw: unknown): Body {
-  const parsed = bodySchema.safeParse(raw);
-  return parsed.success ? parsed.data : {};
-}
-
-function summaryOf(body: Body): string {
-  if (body.summary) return body.summary;
-  const args = body.arguments;
-  if (args && typeof args === "object" && !Array.isArray(args)) {
-    const parts = Object.entries(args as Record<string, unknown>)
-      .slice(0, 3)
-      .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
-    return `${body.tool ?? "tool"}(${parts.join(", ")})`;
-  }
-  return body.tool ?? "tool call";
-}
-
-export type InboxItem = {
-  id: string;
-  tool: string;
-  summary: string;
-  requesterName: string;
-  agentName: string;
-  approverGroup: string;
-  approvals: number;
-  approvalsRequired: number;
-  createdAt: string;
-  deadline: string;
-};
-
-/** Pending requests this reviewer may act on now: their group, not their own, not yet reviewed by them. */
-export async function inboxFor(viewer: Viewer, now: Date): Promise<InboxItem[]> {
-  if (viewer.role !== "reviewer" || viewer.groups.length === 0) return [];
-  const rows = await db().approvalRequest.findMany({
-    where: {
-      status: "pending",
-      approverGroup: { in: viewer.groups },
-      requesterUserId: { not: viewer.id },
-      deadline: { gt: now },
-      reviews: { none: { reviewerId: viewer.id } },
-    },
-    orderBy: { createdAt: "desc" },
-    take: 200,
-    include: { reviews: { where: { decision: "approve" }, select: { id: true } } },
-  });
-  return rows.map((r) => {
-    const body = readBody(r.body);
-    return {
-      id: r.id,
-      tool: body.tool ?? "unknown",
-      summary: summaryOf(body),
-      requesterName: body.requester?.userName ?? "unknown user",
-      agentName: body.requester?.agentName ?? "unknown agent",
-      approverGroup: r.approverGroup,
-      approvals: r.reviews.length,
-      approvalsRequired: r.approvalsRequired,
-      createdAt: r.createdAt.toISOString(),
-      deadline: r.deadline.toISOString(),
-    };
-  });
-}
+export type { Viewer } from "./inbox";
 
 export type ReviewView = { id: string; reviewerName: string; decision: string; comment: string | null; at: string };
+
+export type ClarificationView = {
+  id: string;
+  question: string;
+  askedBy: string;
+  askedAt: string;
+  /** The requester's answer as text, or null while unanswered. */
+  answer: string | null;
+  /** accept, decline or cancel once answered. */
+  answerAction: string | null;
+  answeredAt: string | null;
+};
+
+export type RuleView = {
+  ruleKey: string;
+  version: number;
+  description: string;
+  field: string;
+  operator: string;
+  value: string;
+  approverGroup: string | null;
+  approvalsRequired: number;
+  requestDeadlineSec: number;
+  approvalValiditySec: number;
+  requireJustification: boolean;
+  /** The rule key's active version now, when it is not this one (the rule changed since). */
+  currentVersion: number | null;
+};
 
 export type RequestView = {
   id: string;
@@ -111,25 +56,49 @@ export type RequestView = {
   argumentsDigest: string | null;
   /** Whether the digest recorded with the call matches the arguments shown here. */
   digestMatches: boolean | null;
+  /** The arguments were deleted at the end of the task's retention. */
+  redacted: boolean;
   bodyDigest: string;
   requesterName: string;
   agentName: string;
+  /** Submission input given by the requester before submission (untrusted text). */
+  input: { justification: string | null; ticket: string | null } | null;
   reason: string;
   ruleKey: string | null;
   ruleVersion: number | null;
+  rule: RuleView | null;
+  /** The rule version the task is (or was) decided under (differs from the request's after a re-approval). */
+  taskRule: { ruleKey: string; version: number } | null;
   approverGroup: string;
   approvals: number;
   approvalsRequired: number;
+  approvalValiditySec: number;
   createdAt: string;
   deadline: string;
+  approvedAt: string | null;
+  approvalExpiresAt: string | null;
   decidedAt: string | null;
   statusNote: string | null;
   reviews: ReviewView[];
+  clarifications: ClarificationView[];
+  timeline: TimelineEntry[];
   taskStatus: string | null;
+  taskPhase: string | null;
   disposition: string | null;
+  claimedAt: string | null;
+  executionDeadline: string | null;
+  resultText: string | null;
   outcome: Outcome;
+  /** Nothing more will happen: the page stops refreshing itself. */
+  settled: boolean;
   /** Null when this viewer may approve or deny now; otherwise why not, in words. */
   cannotAct: string | null;
+  /** Whether this viewer may ask the requester a question now. */
+  canAsk: boolean;
+  /** A question to the requester is open (the task waits in input_required). */
+  questionOpen: boolean;
+  /** For a high-risk request: what the reviewer must type to approve. */
+  confirmation: Confirmation | null;
 };
 
 export function whyCannotAct(
@@ -142,6 +111,7 @@ export function whyCannotAct(
   if (r.deadline.getTime() <= now.getTime()) return "The deadline for this request has passed.";
   if (r.requesterUserId === viewer.id) return "You asked for this call, so someone else must approve it.";
   if (reviewerIds.includes(viewer.id)) return "You have already reviewed this request; another approver must decide.";
+  if (viewer.role === "admin") return "Admins can read requests but do not review them.";
   if (!isEligibleReviewer({ ...viewer, active: true }, r.approverGroup, r.requesterUserId)) {
     return `Only ${r.approverGroup} reviewers may decide this request.`;
   }
@@ -154,34 +124,70 @@ function resultTextOf(result: unknown): string | null {
   return typeof text === "string" ? text : null;
 }
 
+function answerText(answer: unknown): { text: string | null; action: string | null } {
+  if (!answer || typeof answer !== "object") return { text: null, action: null };
+  const a = answer as { action?: unknown; answer?: unknown; content?: unknown };
+  const action = typeof a.action === "string" ? a.action : null;
+  if (typeof a.answer === "string") return { text: a.answer, action };
+  if (a.content && typeof a.content === "object") return { text: JSON.stringify(a.content), action };
+  return { text: action === "decline" ? "(declined to answer)" : action === "cancel" ? "(cancelled)" : null, action };
+}
+
+/** Whether a viewer may see a request at all: admins all; reviewers those addressed to one of their groups. */
+export function maySee(viewer: Viewer, approverGroup: string): boolean {
+  return viewer.role === "admin" || (viewer.role === "reviewer" && viewer.groups.includes(approverGroup));
+}
+
 /**
- * One request as a reviewer sees it, or null when it does not exist or this viewer may not see it (admins see
- * every request; reviewers those addressed to one of their groups).
+ * One request as this viewer sees it, or null when it does not exist or this viewer may not see it.
  */
 export async function requestFor(id: string, viewer: Viewer, now: Date): Promise<RequestView | null> {
   const r = await db().approvalRequest.findUnique({
     where: { id },
     include: { reviews: { orderBy: { createdAt: "asc" }, include: { reviewer: { select: { name: true } } } } },
   });
-  if (!r) return null;
-  if (viewer.role !== "admin" && !viewer.groups.includes(r.approverGroup)) return null;
-  const task = await db().task.findUnique({
-    where: { id: r.taskId },
-    select: { status: true, disposition: true, result: true, argumentsDigest: true },
-  });
+  if (!r || !maySee(viewer, r.approverGroup)) return null;
   const body = readBody(r.body);
+  const [task, clarifications, timeline, ruleRow] = await Promise.all([
+    db().task.findUnique({
+      where: { id: r.taskId },
+      select: {
+        status: true, phase: true, handle: true, disposition: true, result: true, argumentsDigest: true, policyRuleKey: true,
+        policyVersion: true, claimedAt: true, executionDeadline: true,
+      },
+    }),
+    db().clarification.findMany({ where: { requestId: r.id }, orderBy: { askedAt: "asc" } }),
+    timelineFor(r.taskId),
+    body.policy?.ruleId ? db().policyRule.findUnique({ where: { id: body.policy.ruleId } }) : Promise.resolve(null),
+  ]);
+  const askers = await db().user.findMany({ where: { id: { in: [...new Set(clarifications.map((c) => c.askedBy))] } }, select: { id: true, name: true } });
+  const current = ruleRow ? await db().policyRule.findFirst({ where: { ruleKey: ruleRow.ruleKey, active: true }, select: { version: true } }) : null;
+
   const args = body.arguments ?? null;
+  const redacted = !!body.redacted;
   let canonical: string;
   let computed: string | null = null;
   try {
     canonical = canonicalJson(args);
-    computed = digest(args);
+    computed = redacted ? null : digest(args);
   } catch {
     canonical = JSON.stringify(args);
   }
   const recorded = task?.argumentsDigest ?? body.argumentsDigest ?? null;
   const approvals = r.reviews.filter((v) => v.decision === "approve").length;
   const tool = body.tool ?? "unknown";
+  const resultText = resultTextOf(task?.result);
+  const cannotAct = whyCannotAct(r, r.reviews.map((v) => v.reviewerId), viewer, now);
+  const waitsOnThis = task?.handle === r.id;
+  const settled =
+    !task ||
+    ["completed", "failed", "cancelled"].includes(task.status) ||
+    (r.status !== "pending" && r.status !== "approved") ||
+    (r.status === "approved" && !waitsOnThis);
+  const input = body.input && (body.input.justification || body.input.ticket)
+    ? { justification: body.input.justification ?? null, ticket: body.input.ticket ?? null }
+    : null;
+
   return {
     id: r.id,
     taskId: r.taskId,
@@ -189,20 +195,42 @@ export async function requestFor(id: string, viewer: Viewer, now: Date): Promise
     tool,
     summary: summaryOf(body),
     arguments: args,
-    canonicalArguments: canonical,
+    canonicalArguments: redacted ? "" : canonical,
     argumentsDigest: recorded,
     digestMatches: recorded && computed ? recorded === computed : null,
+    redacted,
     bodyDigest: r.bodyDigest,
     requesterName: body.requester?.userName ?? "unknown user",
     agentName: body.requester?.agentName ?? "unknown agent",
+    input,
     reason: body.policy?.reason ?? "",
     ruleKey: body.policy?.ruleKey ?? null,
     ruleVersion: body.policy?.version ?? null,
+    rule: ruleRow
+      ? {
+          ruleKey: ruleRow.ruleKey,
+          version: ruleRow.version,
+          description: ruleRow.description,
+          field: ruleRow.field,
+          operator: ruleRow.operator,
+          value: ruleRow.value,
+          approverGroup: ruleRow.approverGroup,
+          approvalsRequired: ruleRow.approvalsRequired,
+          requestDeadlineSec: ruleRow.requestDeadlineSec,
+          approvalValiditySec: ruleRow.approvalValiditySec,
+          requireJustification: ruleRow.requireJustification,
+          currentVersion: current && current.version !== ruleRow.version ? current.version : null,
+        }
+      : null,
+    taskRule: task ? { ruleKey: task.policyRuleKey, version: task.policyVersion } : null,
     approverGroup: r.approverGroup,
     approvals,
     approvalsRequired: r.approvalsRequired,
+    approvalValiditySec: r.approvalValiditySec,
     createdAt: r.createdAt.toISOString(),
     deadline: r.deadline.toISOString(),
+    approvedAt: r.approvedAt?.toISOString() ?? null,
+    approvalExpiresAt: r.approvalExpiresAt?.toISOString() ?? null,
     decidedAt: r.decidedAt?.toISOString() ?? null,
     statusNote: r.statusNote,
     reviews: r.reviews.map((v) => ({
@@ -212,8 +240,25 @@ export async function requestFor(id: string, viewer: Viewer, now: Date): Promise
       comment: v.comment,
       at: v.createdAt.toISOString(),
     })),
+    clarifications: clarifications.map((c) => {
+      const a = answerText(c.answer);
+      return {
+        id: c.id,
+        question: c.question,
+        askedBy: askers.find((u) => u.id === c.askedBy)?.name ?? "a reviewer",
+        askedAt: c.askedAt.toISOString(),
+        answer: a.text,
+        answerAction: a.action,
+        answeredAt: c.answeredAt?.toISOString() ?? null,
+      };
+    }),
+    timeline,
     taskStatus: task?.status ?? null,
+    taskPhase: task?.phase ?? null,
     disposition: task?.disposition ?? null,
+    claimedAt: task?.claimedAt?.toISOString() ?? null,
+    executionDeadline: task?.executionDeadline?.toISOString() ?? null,
+    resultText,
     outcome: describeOutcome({
       tool,
       requestStatus: r.status,
@@ -221,8 +266,21 @@ export async function requestFor(id: string, viewer: Viewer, now: Date): Promise
       disposition: task?.disposition,
       approvals,
       approvalsRequired: r.approvalsRequired,
-      resultText: resultTextOf(task?.result),
+      resultText,
     }),
-    cannotAct: whyCannotAct(r, r.reviews.map((v) => v.reviewerId), viewer, now),
+    settled,
+    cannotAct,
+    canAsk: cannotAct === null && waitsOnThis && task?.status === "working" && task?.phase === "awaiting_approval",
+    questionOpen: waitsOnThis && task?.status === "input_required",
+    confirmation: cannotAct === null ? confirmationFor({ tool, arguments: args, approvalsRequired: r.approvalsRequired }) : null,
   };
+}
+
+/** The request a task currently waits on (or last waited on), if this viewer may see it: for links by task id. */
+export async function requestIdForTask(taskId: string, viewer: Viewer): Promise<string | null> {
+  const t = await db().task.findUnique({ where: { id: taskId }, select: { handle: true } });
+  const r = t?.handle
+    ? await db().approvalRequest.findUnique({ where: { id: t.handle }, select: { id: true, approverGroup: true } })
+    : await db().approvalRequest.findFirst({ where: { taskId }, orderBy: { createdAt: "desc" }, select: { id: true, approverGroup: true } });
+  return r && maySee(viewer, r.approverGroup) ? r.id : null;
 }

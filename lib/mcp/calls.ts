@@ -75,8 +75,8 @@ export async function outcomeToWire(
       return toolResultToWire({
         ...outcome.outcome,
         text:
-          `${outcome.outcome.text} Without the tasks extension, call the request_access tool with ` +
-          `{"tool": "${bindingTool}", "arguments": {...}} to open the approval request, then follow it with get_request_status.`,
+          `${outcome.outcome.text} Alternatively, open the approval request with the request_access tool ` +
+          `({"tool": "${bindingTool}", "arguments": <the same arguments>}) and follow it with get_request_status.`,
       }) as CallToolResult;
     case "task":
       // A flat CreateTaskResult; the SDK's CallToolResult type does not know resultType "task".

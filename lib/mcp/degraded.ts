@@ -147,8 +147,8 @@ function requestOpened(task: TaskView): CallToolResult {
       {
         type: "text",
         text:
-          `Approval requested. Request id: ${task.taskId}. Status: ${task.status}. ${task.statusMessage ?? ""} ` +
-          `The tool has not run. Check the request with get_request_status {"request_id": "${task.taskId}"} about every ${seconds} s; ` +
+          `Approval requested. Request id: ${task.taskId}. Status: ${task.status}. ${task.statusMessage ?? "The tool has not run."} ` +
+          `Check the request with get_request_status {"request_id": "${task.taskId}"} about every ${seconds} s; ` +
           "keep the request id, it is the only way back to this request.",
       },
     ],
@@ -179,7 +179,7 @@ export function statusResult(task: TaskView): CallToolResult {
     case "working": {
       const seconds = Math.max(1, Math.round(task.pollIntervalMs / 1000));
       return {
-        content: [{ type: "text", text: `Request ${id} is pending (working). ${task.statusMessage ?? ""} The tool has not run. Check again in about ${seconds} s.` }],
+        content: [{ type: "text", text: `Request ${id} is pending (working). ${task.statusMessage ?? "The tool has not run."} Check again in about ${seconds} s.` }],
         structuredContent: { ...base, poll_interval_ms: task.pollIntervalMs, tool_ran: "no" },
         isError: false,
       };

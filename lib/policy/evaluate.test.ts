@@ -45,7 +45,11 @@ describe("policy evaluate (AuthZEN-shaped request)", () => {
 
   it("allows with an unexpired approval from the required group, as re-evaluation input", () => {
     const approval = { approverGroup: "support-leads", approverIds: ["lead"], approvedAt: now, expiresAt: new Date(now.getTime() + 1000) };
-    expect(evaluate(refund(18000, approval), [refundRule], now)).toMatchObject({ decision: "allow", rule: { id: "r1" } });
+    expect(evaluate(refund(18000, approval), [refundRule], now)).toMatchObject({
+      decision: "allow",
+      rule: { id: "r1" },
+      requirements: { approverGroup: "support-leads", approvalsRequired: 1 },
+    });
   });
 
   it("does not accept an expired approval, one from another group, or too few distinct approvers", () => {

@@ -50,7 +50,8 @@ export type EvaluationRequest = {
 };
 
 export type Decision =
-  | { decision: "allow"; rule: RuleRef | null }
+  /** `requirements` is set when a requestable rule matched and the approval in the context satisfied it. */
+  | { decision: "allow"; rule: RuleRef | null; requirements?: Requirements }
   | { decision: "deny"; rule: RuleRef; reason: string }
   | { decision: "requestable"; rule: RuleRef; reason: string; requirements: Requirements };
 
@@ -92,17 +93,13 @@ export function evaluate(req: EvaluationRequest, rules: Rule[], now: Date): Deci
     .filter((r) => r.effect === "requestable" && r.approverGroup)
     .sort((a, b) => b.approvalsRequired - a.approvalsRequired || a.approvalValiditySec - b.approvalValiditySec)[0];
   if (!requestable) return { decision: "allow", rule: null };
-  if (satisfies(requestable, req.context.approval, now)) return { decision: "allow", rule: ref(requestable) };
-  return {
-    decision: "requestable",
-    rule: ref(requestable),
-    reason: requestable.reason,
-    requirements: {
-      approverGroup: requestable.approverGroup!,
-      approvalsRequired: requestable.approvalsRequired,
-      requestDeadlineSec: requestable.requestDeadlineSec,
-      approvalValiditySec: requestable.approvalValiditySec,
-      requireJustification: requestable.requireJustification,
-    },
+  const requirements: Requirements = {
+    approverGroup: requestable.approverGroup!,
+    approvalsRequired: requestable.approvalsRequired,
+    requestDeadlineSec: requestable.requestDeadlineSec,
+    approvalValiditySec: requestable.approvalValiditySec,
+    requireJustification: requestable.requireJustification,
   };
+  if (satisfies(requestable, req.context.approval, now)) return { decision: "allow", rule: ref(requestable), requirements };
+  return { decision: "requestable", rule: ref(requestable), reason: requestable.reason, requirements };
 }

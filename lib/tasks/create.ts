@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { approvalBackend } from "../approvals/inbox-backend";
-import type { SubmissionBody, SubmissionInput } from "../approvals/backend";
+import type { SubmissionBody, SubmissionInput, Submitted } from "../approvals/backend";
 import { digest } from "../canonical";
 import { config } from "../config";
 import { faultPoint } from "../faults";
@@ -142,10 +142,10 @@ export async function createApprovalTask(input: CreateInput, now: Date): Promise
   }
   faultPoint("after-intent");
 
-  const { handle } = await approvalBackend().submit(key, body, now);
+  const submitted = await approvalBackend().submit(key, body, now);
   faultPoint("after-submit");
 
-  await bindTask(key, handle, now);
+  await bindTask(key, submitted, now);
   return toView(await db().task.findUniqueOrThrow({ where: { id: taskId } }));
 }
 
@@ -153,14 +153,16 @@ export async function createApprovalTask(input: CreateInput, now: Date): Promise
  * Creates the task row for an intent whose request the backend accepted, and marks the intent bound. Idempotent:
  * used by creation and by reconciliation after a crash.
  */
-export async function bindTask(key: string, handle: string, now: Date): Promise<void> {
+export async function bindTask(key: string, submitted: Submitted, now: Date): Promise<void> {
+  const { handle } = submitted;
   await db().$transaction(async (tx) => {
     const intent = await tx.submissionIntent.findUniqueOrThrow({ where: { idempotencyKey: key } });
     const body = intent.body as unknown as SubmissionBody;
     const ctx = intent.requester as unknown as RequesterContext;
     const bound = await tx.submissionIntent.updateMany({ where: { idempotencyKey: key, state: "open" }, data: { state: "bound", handle } });
     if (bound.count !== 1) return;
-    const requestDeadline = new Date(intent.createdAt.getTime() + ctx.requirements.requestDeadlineSec * 1000);
+    // One pending deadline: the task waits exactly as long as the backend holds the request open.
+    const requestDeadline = submitted.deadline;
     await tx.task.create({
       data: {
         id: intent.taskId,

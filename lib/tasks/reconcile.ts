@@ -23,7 +23,7 @@ export async function reconcileIntents(now: Date, minAgeMs = 30_000): Promise<Re
     const found = await approvalBackend().find(intent.idempotencyKey);
     if (intent.generation === 1) {
       if (found) {
-        await bindTask(intent.idempotencyKey, found.handle, now);
+        await bindTask(intent.idempotencyKey, found, now);
         report.recovered++;
       } else {
         await db().$transaction(async (tx) => {
@@ -41,8 +41,8 @@ export async function reconcileIntents(now: Date, minAgeMs = 30_000): Promise<Re
       const task = await db().task.findUnique({ where: { id: intent.taskId } });
       const live = task && task.status === "working" && task.phase === "submitting" && task.generation === intent.generation;
       if (live) {
-        const handle = found?.handle ?? (await approvalBackend().submit(intent.idempotencyKey, intent.body as never, now)).handle;
-        await attachGeneration(intent.taskId, intent.generation, intent.idempotencyKey, handle, now);
+        const submitted = found ?? (await approvalBackend().submit(intent.idempotencyKey, intent.body as never, now));
+        await attachGeneration(intent.taskId, intent.generation, intent.idempotencyKey, submitted, now);
         report.recovered++;
       } else {
         if (found) await approvalBackend().cancel?.(found.handle, now);

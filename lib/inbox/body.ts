@@ -1,0 +1,59 @@
+/**
+ * The submission body the approval backend stores (lib/approvals/backend.ts SubmissionBody), read leniently: a
+ * body redacted at the end of retention (lib/tasks/retention.ts) keeps only ids, tool, digest and policy.
+ */
+import { z } from "zod";
+
+export const bodySchema = z.object({
+  taskId: z.string().optional(),
+  generation: z.number().optional(),
+  tool: z.string().optional(),
+  arguments: z.unknown().optional(),
+  argumentsDigest: z.string().optional(),
+  summary: z.string().optional(),
+  requester: z
+    .object({
+      userId: z.string().optional(),
+      userName: z.string().optional(),
+      agentId: z.string().optional(),
+      agentName: z.string().optional(),
+    })
+    .partial()
+    .optional(),
+  policy: z
+    .object({ ruleId: z.string(), ruleKey: z.string(), version: z.number(), reason: z.string() })
+    .partial()
+    .optional(),
+  requirements: z
+    .object({
+      approverGroup: z.string(),
+      approvalsRequired: z.number(),
+      requestDeadlineSec: z.number(),
+      approvalValiditySec: z.number(),
+      requireJustification: z.boolean(),
+    })
+    .partial()
+    .optional(),
+  input: z.object({ justification: z.string().optional(), ticket: z.string().optional() }).partial().optional(),
+  redacted: z.string().optional(),
+});
+
+export type Body = z.infer<typeof bodySchema>;
+
+export function readBody(raw: unknown): Body {
+  const parsed = bodySchema.safeParse(raw);
+  return parsed.success ? parsed.data : {};
+}
+
+export function summaryOf(body: Body): string {
+  if (body.summary) return body.summary;
+  const args = body.arguments;
+  if (args && typeof args === "object" && !Array.isArray(args)) {
+    const parts = Object.entries(args as Record<string, unknown>)
+      .slice(0, 3)
+      .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
+    return `${body.tool ?? "tool"}(${parts.join(", ")})`;
+  }
+  if (body.redacted) return `${body.tool ?? "tool"} call (details deleted at the end of retention)`;
+  return body.tool ?? "tool call";
+}

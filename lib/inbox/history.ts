@@ -1,0 +1,115 @@
+/**
+ * History: decided approval requests and what came of them — executed, denied, expired, cancelled, error, outcome
+ * unknown (or still in progress after an approval). Reviewers see their groups' requests; admins see all.
+ * Keyset-paginated on (decidedAt, id), newest first.
+ */
+import { db, Prisma } from "@/lib/db/client";
+import { decodeCursor, encodeCursor } from "./cursor";
+import type { Viewer } from "./inbox";
+import type { HistoryParams, Outcome } from "./params";
+import { containsPattern } from "./search";
+
+export const HISTORY_PAGE_SIZE = 25;
+
+export type HistoryItem = {
+  id: string;
+  taskId: string;
+  tool: string;
+  summary: string;
+  requesterName: string;
+  agentName: string;
+  approverGroup: string;
+  requestStatus: string;
+  taskStatus: string | null;
+  disposition: string | null;
+  outcome: Outcome;
+  ruleKey: string | null;
+  ruleVersion: number | null;
+  approvals: number;
+  approvalsRequired: number;
+  decidedAt: string;
+};
+
+export type HistoryPage = { items: HistoryItem[]; next: string | null; prev: string | null };
+
+/**
+ * The outcome of a decided request, in SQL so it can be filtered on. The task's disposition wins (it says whether
+ * the tool ran); the request's status explains a denial that never reached execution.
+ */
+const OUTCOME = Prisma.sql`(CASE
+  WHEN t.disposition = 'approved-executed' THEN 'executed'
+  WHEN t.disposition = 'execution-error' OR t.status = 'failed' OR r.status = 'failed' THEN 'error'
+  WHEN t.disposition = 'outcome-unknown' THEN 'unknown'
+  WHEN r.status = 'cancelled' OR t.status = 'cancelled' THEN 'cancelled'
+  WHEN r.status = 'expired' THEN 'expired'
+  WHEN r.status = 'denied' THEN 'denied'
+  WHEN t.disposition = 'denied-not-executed' THEN 'denied'
+  WHEN t.id IS NULL THEN 'unknown'
+  ELSE 'in-progress'
+END)`;
+
+function filters(viewer: Viewer, p: HistoryParams): Prisma.Sql {
+  const parts: Prisma.Sql[] = [Prisma.sql`r.status <> 'pending'`, Prisma.sql`r."decidedAt" IS NOT NULL`];
+  if (viewer.role !== "admin") parts.push(Prisma.sql`r."approverGroup" = ANY(${viewer.groups}::text[])`);
+  if (p.group) parts.push(Prisma.sql`r."approverGroup" = ${p.group}`);
+  if (p.tool) parts.push(Prisma.sql`r.body->>'tool' = ${p.tool}`);
+  if (p.outcome) parts.push(Prisma.sql`${OUTCOME} = ${p.outcome}`);
+  if (p.q) {
+    parts.push(Prisma.sql`(
+      coalesce(r.body->>'summary', '') || ' ' || coalesce(r.body->>'tool', '') || ' ' ||
+      coalesce(r.body->'requester'->>'userName', '') || ' ' || coalesce(r.body->'requester'->>'agentName', '') || ' ' ||
+      coalesce((r.body->'arguments')::text, '')
+    ) ILIKE ${containsPattern(p.q)}`);
+  }
+  return Prisma.join(parts, " AND ");
+}
+
+export function historyQuery(viewer: Viewer, p: HistoryParams, size = HISTORY_PAGE_SIZE): Prisma.Sql {
+  const backward = !p.after && !!p.before;
+  const cursor = decodeCursor(backward ? p.before : p.after);
+  const keyset = cursor ? Prisma.sql`AND (r."decidedAt", r.id) ${Prisma.raw(backward ? ">" : "<")} (${cursor.at}, ${cursor.id})` : Prisma.empty;
+  const dir = Prisma.raw(backward ? "ASC" : "DESC");
+  return Prisma.sql`
+    SELECT r.id, r."taskId", r.body->>'tool' AS tool, r.body->>'summary' AS summary,
+      r.body->'requester'->>'userName' AS "requesterName", r.body->'requester'->>'agentName' AS "agentName",
+      r."approverGroup", r.status AS "requestStatus", t.status AS "taskStatus", t.disposition,
+      ${OUTCOME} AS outcome, r.body->'policy'->>'ruleKey' AS "ruleKey", (r.body->'policy'->>'version')::int AS "ruleVersion",
+      r."approvalsRequired", r."decidedAt",
+      (SELECT count(*)::int FROM "Review" v WHERE v."requestId" = r.id AND v.decision = 'approve') AS approvals
+    FROM "ApprovalRequest" r
+    LEFT JOIN "Task" t ON t.id = r."taskId"
+    WHERE ${filters(viewer, p)} ${keyset}
+    ORDER BY r."decidedAt" ${dir}, r.id ${dir}
+    LIMIT ${size + 1}`;
+}
+
+type Row = Omit<HistoryItem, "decidedAt" | "tool" | "summary" | "requesterName" | "agentName"> & {
+  tool: string | null;
+  summary: string | null;
+  requesterName: string | null;
+  agentName: string | null;
+  decidedAt: Date;
+};
+
+export async function historyPage(viewer: Viewer, p: HistoryParams, size = HISTORY_PAGE_SIZE): Promise<HistoryPage> {
+  if (viewer.role !== "admin" && viewer.role !== "reviewer") return { items: [], next: null, prev: null };
+  const rows = await db().$queryRaw<Row[]>(historyQuery(viewer, p, size));
+  const backward = !p.after && !!p.before && !!decodeCursor(p.before);
+  const more = rows.length > size;
+  const page = rows.slice(0, size);
+  if (backward) page.reverse();
+  const first = page[0];
+  const last = page[page.length - 1];
+  return {
+    items: page.map((r) => ({
+      ...r,
+      tool: r.tool ?? "unknown",
+      summary: r.summary ?? `${r.tool ?? "tool"} call`,
+      requesterName: r.requesterName ?? "unknown user",
+      agentName: r.agentName ?? "unknown agent",
+      decidedAt: r.decidedAt.toISOString(),
+    })),
+    next: last && (backward || more) ? encodeCursor({ at: last.decidedAt, id: last.id }) : null,
+    prev: first && ((!!p.after && !!decodeCursor(p.after)) || (backward && more)) ? encodeCursor({ at: first.decidedAt, id: first.id }) : null,
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * The policy preview of the admin console: "for these arguments, this draft version would decide ...", beside what
+ * the current version decides. Nothing is saved and nothing runs: the tool's `resource(args)` maps the call (it may
+ * read current state, such as an order's refundable amount) and the pure `evaluate` decides, once with the current
+ * rules and once with the draft in place of its rule key's current version.
+ */
+import { evaluate, type Decision, type Rule } from "./evaluate";
+import { currentRules } from "./rules";
+import { RuleInput } from "./save-rule";
+import { getTool } from "../tools/registry";
+import { ToolError } from "../tools/types";
+
+export type PreviewResult =
+  | { ok: true; resource: { type: string; id: string; properties: Record<string, unknown> }; current: Decision; draft: Decision; draftVersion: number }
+  | { ok: false; error: string; field?: string };
+
+export async function previewRule(draftInput: unknown, args: unknown, now: Date): Promise<PreviewResult> {
+  const parsed = RuleInput.safeParse(draftInput);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, error: `The draft rule is not valid: ${issue?.path.join(".") || "rule"}: ${issue?.message ?? "invalid"}`, field: String(issue?.path[0] ?? "") };
+  }
+  const draft = parsed.data;
+  const tool = getTool(draft.tool);
+  if (!tool) return { ok: false, error: `Unknown tool ${draft.tool}.` };
+  const call = tool.schema.safeParse(args ?? {});
+  if (!call.success) {
+    const issues = call.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ");
+    return { ok: false, error: `These arguments do not fit ${tool.name}: ${issues}`, field: "arguments" };
+  }
+  let resource;
+  try {
+    resource = await tool.resource(call.data);
+  } catch (e) {
+    if (e instanceof ToolError) return { ok: false, error: e.message, field: "arguments" };
+    throw e;
+  }
+  const rules = await currentRules(tool.name);
+  const latest = rules.find((r) => r.ruleKey === draft.ruleKey)?.version ?? 0;
+  const draftRule: Rule = { ...draft, id: "draft", version: latest + 1 };
+  const withDraft = [...rules.filter((r) => r.ruleKey !== draft.ruleKey), ...(draft.active ? [draftRule] : [])];
+  const request = {
+    subject: { type: "user" as const, id: "preview", properties: { agentId: "preview" } },
+    action: { name: tool.name },
+    resource,
+    context: {},
+  };
+  return { ok: true, resource, current: evaluate(request, rules, now), draft: evaluate(request, withDraft, now), draftVersion: latest + 1 };
+}
