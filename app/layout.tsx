@@ -20,7 +20,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
       <body className="min-h-screen">
         <Header user={user} signOutAction={signOutAction} />
         <Providers>
-          <main className="mx-auto max-w-5xl px-4 py-6">{children}</main>
+          <main className="mx-auto max-w-6xl px-4 py-6">{children}</main>
         </Providers>
       </body>
     </html>

@@ -1,6 +1,7 @@
 "use client";
 
 import { useActionState, useState } from "react";
+import type { Confirmation } from "@/lib/inbox/high-risk";
 import type { DecisionState } from "@/lib/inbox/outcome";
 import { OutcomeBanner } from "./OutcomeBanner";
 
@@ -9,13 +10,18 @@ type Props = {
   tool: string;
   /** Null when this reviewer may decide now; otherwise why not. */
   cannotAct: string | null;
+  /** For a high-risk request: what to type before approving (checked again on the server). */
+  confirmation: Confirmation | null;
   action: (prev: DecisionState, formData: FormData) => Promise<DecisionState>;
 };
 
+const WHAT: Record<Confirmation["what"], string> = { amount: "amount", path: "path", tool: "tool name" };
+
 /** Approve / Deny for a reviewer who may act, the reason why not otherwise, and what happened after acting. */
-export function DecisionPanel({ requestId, tool, cannotAct, action }: Props) {
+export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action }: Props) {
   const [state, formAction, pending] = useActionState(action, { status: "idle" } as DecisionState);
   const [comment, setComment] = useState("");
+  const [confirm, setConfirm] = useState("");
 
   if (state.status === "done") {
     return <OutcomeBanner outcome={state.outcome} live testId="decision-result" />;
@@ -29,7 +35,8 @@ export function DecisionPanel({ requestId, tool, cannotAct, action }: Props) {
   }
 
   const commentError = state.status === "error" && state.field === "comment" ? state.message : null;
-  const otherError = state.status === "error" && state.field !== "comment" ? state.message : null;
+  const confirmError = state.status === "error" && state.field === "confirm" ? state.message : null;
+  const otherError = state.status === "error" && !state.field ? state.message : null;
 
   return (
     <form action={formAction} className="space-y-3" aria-label="Decide this request">
@@ -50,12 +57,36 @@ export function DecisionPanel({ requestId, tool, cannotAct, action }: Props) {
           aria-invalid={commentError ? true : undefined}
           className="block w-full rounded-md border border-slate-300 bg-white px-3 py-2 text-sm shadow-sm"
         />
-        <p id="comment-hint" aria-live="polite" className={`text-xs ${commentError ? "text-red-700" : "text-slate-500"}`}>
+        <p id="comment-hint" aria-live="polite" className={`text-xs ${commentError ? "text-red-700" : "text-slate-600"}`}>
           {commentError ?? "Optional when approving. Required when denying: the reason is recorded in the audit trail."}
         </p>
       </div>
+      {confirmation && (
+        <div className="space-y-1 rounded-md border border-amber-300 bg-amber-50 p-3">
+          <label htmlFor="confirm" className="block text-sm font-medium text-amber-950">
+            High-risk request: type the {WHAT[confirmation.what]} to approve
+          </label>
+          <p id="confirm-hint" className="text-xs text-amber-950">
+            Type <span className="font-mono font-semibold break-all">{confirmation.expected}</span> exactly. Not needed to deny.
+          </p>
+          <input
+            id="confirm"
+            name="confirm"
+            autoComplete="off"
+            spellCheck={false}
+            value={confirm}
+            onChange={(e) => setConfirm(e.target.value)}
+            aria-describedby="confirm-hint confirm-error"
+            aria-invalid={confirmError ? true : undefined}
+            className="block w-full rounded-md border border-slate-300 bg-white px-3 py-2 font-mono text-sm shadow-sm"
+          />
+          <p id="confirm-error" aria-live="polite" className="text-xs text-red-800">
+            {confirmError ?? ""}
+          </p>
+        </div>
+      )}
       {otherError && (
-        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">
+        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800" data-testid="decision-error">
           {otherError}
         </p>
       )}
@@ -65,7 +96,7 @@ export function DecisionPanel({ requestId, tool, cannotAct, action }: Props) {
           name="decision"
           value="approve"
           disabled={pending}
-          className="min-w-28 rounded-md bg-emerald-700 px-4 py-2 text-sm font-medium text-white hover:bg-emerald-800 disabled:opacity-60"
+          className="min-w-28 rounded-md bg-emerald-800 px-4 py-2 text-sm font-medium text-white hover:bg-emerald-900 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-emerald-800 disabled:opacity-60"
         >
           Approve
         </button>
@@ -74,12 +105,12 @@ export function DecisionPanel({ requestId, tool, cannotAct, action }: Props) {
           name="decision"
           value="deny"
           disabled={pending}
-          className="min-w-28 rounded-md border border-red-300 bg-white px-4 py-2 text-sm font-medium text-red-700 hover:bg-red-50 disabled:opacity-60"
+          className="min-w-28 rounded-md border border-red-300 bg-white px-4 py-2 text-sm font-medium text-red-700 hover:bg-red-50 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-red-700 disabled:opacity-60"
         >
           Deny
         </button>
         {pending && (
-          <span className="self-center text-sm text-slate-500" role="status">
+          <span className="self-center text-sm text-slate-600" role="status">
             Recording your decision…
           </span>
         )}

@@ -2,22 +2,11 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
+import type { InboxItem, InboxPage } from "@/lib/inbox/inbox";
+import { toQuery, type InboxParams } from "@/lib/inbox/params";
 import { TimeLeft } from "./TimeLeft";
 
-export type InboxItem = {
-  id: string;
-  tool: string;
-  summary: string;
-  requesterName: string;
-  agentName: string;
-  approverGroup: string;
-  approvals: number;
-  approvalsRequired: number;
-  createdAt: string;
-  deadline: string;
-};
-
-export type InboxData = { now: string; items: InboxItem[] };
+export type { InboxItem, InboxPage };
 
 class HttpError extends Error {
   constructor(readonly status: number) {
@@ -25,49 +14,158 @@ class HttpError extends Error {
   }
 }
 
-async function fetchInbox(): Promise<InboxData> {
-  const res = await fetch("/api/inbox", { cache: "no-store", headers: { accept: "application/json" } });
-  if (!res.ok) throw new HttpError(res.status);
-  return res.json();
-}
+type Props = {
+  initial: InboxPage;
+  params: InboxParams;
+  tools: string[];
+  groups: string[];
+  pollMs?: number;
+};
 
-/** The reviewer's inbox, refreshed every few seconds from /api/inbox. */
-export function InboxList({ initial, pollMs = 3_000 }: { initial: InboxData; pollMs?: number }) {
+const STATUS_LABELS: Record<InboxParams["status"], string> = {
+  all: "Any status",
+  new: "No approvals yet",
+  "partly-approved": "Partly approved",
+  "question-open": "Question to requester open",
+};
+
+/** The reviewer's inbox: filters, search, sort, keyset pages, refreshed every few seconds from /api/inbox. */
+export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Props) {
+  const query = toQuery(params);
   const { data, error, isFetching } = useQuery({
-    queryKey: ["inbox"],
-    queryFn: fetchInbox,
+    queryKey: ["inbox", query],
+    queryFn: async (): Promise<InboxPage> => {
+      const res = await fetch(`/api/inbox${query}`, { cache: "no-store", headers: { accept: "application/json" } });
+      if (!res.ok) throw new HttpError(res.status);
+      return res.json();
+    },
     initialData: initial,
     refetchInterval: (q) => (q.state.error instanceof HttpError && q.state.error.status === 401 ? false : pollMs),
     refetchIntervalInBackground: false,
   });
 
   const signedOut = error instanceof HttpError && error.status === 401;
+  const filtered = !!(params.tool || params.group || params.q || params.status !== "all");
+  const base = { tool: params.tool, group: params.group, status: params.status, q: params.q, sort: params.sort };
+  const later = params.sort === "expiring" ? "Later deadlines" : "Older";
+  const earlier = params.sort === "expiring" ? "Sooner deadlines" : "Newer";
 
   return (
     <section aria-labelledby="inbox-heading" aria-busy={isFetching}>
-      <div className="mb-4 flex items-baseline justify-between gap-2">
+      <div className="mb-3 flex flex-wrap items-baseline justify-between gap-2">
         <h1 id="inbox-heading" className="text-xl font-semibold tracking-tight">
           Waiting for you
-          <span className="ml-2 text-sm font-normal text-slate-500">({data.items.length})</span>
+          <span className="ml-2 text-sm font-normal text-slate-600" data-testid="inbox-total">
+            ({data.total}
+            {data.totalCapped ? "+" : ""})
+          </span>
         </h1>
-        <p className="text-xs text-slate-500" aria-live="polite">
+        <p className="text-xs text-slate-600" aria-live="polite">
           {signedOut ? "" : error ? "Could not refresh; retrying…" : "Updates automatically"}
         </p>
       </div>
 
+      <form method="get" action="/inbox" role="search" aria-label="Filter the inbox" className="mb-4 grid grid-cols-2 gap-2 rounded-lg border border-slate-200 bg-white p-3 sm:grid-cols-[2fr_1fr_1fr_1fr_1fr_auto] sm:items-end">
+        <div className="col-span-2 sm:col-span-1">
+          <label htmlFor="inbox-q" className="block text-xs font-medium text-slate-700">
+            Search
+          </label>
+          <input
+            id="inbox-q"
+            name="q"
+            type="search"
+            defaultValue={params.q ?? ""}
+            maxLength={100}
+            placeholder="order, account, requester…"
+            className="mt-0.5 block w-full rounded-md border border-slate-300 px-2 py-1.5 text-sm"
+          />
+        </div>
+        <div>
+          <label htmlFor="inbox-tool" className="block text-xs font-medium text-slate-700">
+            Tool
+          </label>
+          <select id="inbox-tool" name="tool" defaultValue={params.tool ?? ""} className="mt-0.5 block w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
+            <option value="">All tools</option>
+            {tools.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label htmlFor="inbox-group" className="block text-xs font-medium text-slate-700">
+            Group
+          </label>
+          <select id="inbox-group" name="group" defaultValue={params.group ?? ""} className="mt-0.5 block w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
+            <option value="">All my groups</option>
+            {groups.map((g) => (
+              <option key={g} value={g}>
+                {g}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label htmlFor="inbox-status" className="block text-xs font-medium text-slate-700">
+            Status
+          </label>
+          <select id="inbox-status" name="status" defaultValue={params.status} className="mt-0.5 block w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
+            {Object.entries(STATUS_LABELS).map(([v, label]) => (
+              <option key={v} value={v}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label htmlFor="inbox-sort" className="block text-xs font-medium text-slate-700">
+            Sort
+          </label>
+          <select id="inbox-sort" name="sort" defaultValue={params.sort} className="mt-0.5 block w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
+            <option value="newest">Newest first</option>
+            <option value="expiring">Soonest deadline first</option>
+          </select>
+        </div>
+        <div className="col-span-2 flex gap-2 sm:col-span-1">
+          <button type="submit" className="rounded-md bg-indigo-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-indigo-800">
+            Apply
+          </button>
+          {filtered && (
+            <Link href={toQuery({ sort: params.sort }) || "/inbox"} className="self-center text-sm text-slate-700 underline">
+              Clear
+            </Link>
+          )}
+        </div>
+      </form>
+
       {signedOut && (
         <p role="alert" className="mb-4 rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">
-          Your session has ended. <Link href="/login" className="underline">Sign in again</Link> to keep reviewing.
+          Your session has ended.{" "}
+          <Link href="/login" className="underline">
+            Sign in again
+          </Link>{" "}
+          to keep reviewing.
         </p>
       )}
 
       {data.items.length === 0 ? (
         <div className="rounded-lg border border-dashed border-slate-300 bg-white px-6 py-10 text-center" data-testid="inbox-empty">
-          <p className="font-medium text-slate-800">Nothing is waiting for your approval.</p>
-          <p className="mt-1 text-sm text-slate-600">
-            When an agent asks to run a tool that needs sign-off from one of your groups, the request appears here —
-            with what it wants to do, who asked, and how long is left to decide.
-          </p>
+          {filtered ? (
+            <>
+              <p className="font-medium text-slate-800">No waiting requests match these filters.</p>
+              <p className="mt-1 text-sm text-slate-700">Clear the filters to see everything waiting for you.</p>
+            </>
+          ) : (
+            <>
+              <p className="font-medium text-slate-800">Nothing is waiting for your approval.</p>
+              <p className="mt-1 text-sm text-slate-700">
+                When an agent asks to run a tool that needs sign-off from one of your groups ({groups.join(", ")}), the request
+                appears here by itself — with what it wants to do, who asked, how many approvals it has, and how long is left to
+                decide.
+              </p>
+            </>
+          )}
         </div>
       ) : (
         <ul className="space-y-2" aria-label="Approval requests">
@@ -75,22 +173,26 @@ export function InboxList({ initial, pollMs = 3_000 }: { initial: InboxData; pol
             <li key={item.id}>
               <Link
                 href={`/requests/${item.id}`}
-                className="block rounded-lg border border-slate-200 bg-white px-4 py-3 shadow-sm transition hover:border-indigo-300 hover:shadow"
+                className="block rounded-lg border border-slate-200 bg-white px-4 py-3 shadow-sm transition hover:border-indigo-300 hover:shadow focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-700"
                 data-testid="inbox-item"
               >
                 <div className="flex flex-wrap items-start justify-between gap-x-4 gap-y-1">
                   <div className="min-w-0">
-                    <p className="truncate font-medium text-slate-900">{item.summary}</p>
-                    <p className="mt-0.5 text-sm text-slate-600">
-                      <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-700">{item.tool}</span>
+                    <p className="font-medium text-slate-900 [overflow-wrap:anywhere]">{item.summary}</p>
+                    <p className="mt-0.5 text-sm text-slate-700">
+                      <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-800">{item.tool}</span>
                       <span className="ml-2">
                         asked by {item.requesterName} via {item.agentName}
                       </span>
+                      <span className="ml-2 text-xs text-slate-600">· {item.approverGroup}</span>
+                      {item.taskStatus === "input_required" && (
+                        <span className="ml-2 rounded-full bg-sky-50 px-2 py-0.5 text-xs text-sky-900 ring-1 ring-sky-600/20 ring-inset">question open</span>
+                      )}
                     </p>
                   </div>
-                  <div className="flex shrink-0 items-baseline gap-3 text-sm text-slate-600 sm:block sm:text-right">
+                  <div className="flex shrink-0 items-baseline gap-3 text-sm text-slate-700 sm:block sm:text-right">
                     <p>
-                      <span className="font-medium text-slate-800">
+                      <span className="font-medium text-slate-900">
                         {item.approvals} / {item.approvalsRequired}
                       </span>{" "}
                       approvals
@@ -104,6 +206,28 @@ export function InboxList({ initial, pollMs = 3_000 }: { initial: InboxData; pol
             </li>
           ))}
         </ul>
+      )}
+
+      {(data.prev || data.next) && (
+        <nav aria-label="Inbox pages" className="mt-4 flex flex-wrap items-center justify-between gap-2 text-sm">
+          <span className="flex gap-3">
+            {data.prev && (
+              <>
+                <Link href={`/inbox${toQuery(base)}`} className="text-indigo-800 underline">
+                  First page
+                </Link>
+                <Link href={`/inbox${toQuery(base, { before: data.prev })}`} className="text-indigo-800 underline" rel="prev">
+                  ← {earlier}
+                </Link>
+              </>
+            )}
+          </span>
+          {data.next && (
+            <Link href={`/inbox${toQuery(base, { after: data.next })}`} className="text-indigo-800 underline" rel="next" data-testid="inbox-next">
+              {later} →
+            </Link>
+          )}
+        </nav>
       )}
     </section>
   );

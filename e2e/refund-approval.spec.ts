@@ -126,7 +126,8 @@ test("a refund above the limit waits for a support lead's approval, then runs on
   await expect(page.getByTestId("arguments-digest")).toHaveText(/^sha256:[0-9a-f]{64}$/);
   await expect(page.getByText("matches the arguments shown")).toBeVisible();
   await expect(page.getByText("Refunds above EUR 150.00 need a support lead's approval.")).toBeVisible();
-  await expect(page.getByText("refund-over-limit v1")).toBeVisible();
+  // The rule version the request was made under (an admin test may have saved newer versions meanwhile).
+  await expect(page.getByTestId("rule-version")).toHaveText(/^refund-over-limit v\d+$/);
   await page.screenshot({ path: testInfo.outputPath("request.png"), fullPage: true });
 
   await page.getByLabel("Comment").fill("Checked the ticket: damaged on arrival.");

@@ -2,11 +2,18 @@
  * A small command-line MCP agent for Countersign: calls a tool and, when the call comes back as an approval task,
  * polls the task until it settles.
  *
- *   npm run agent -- [--url URL] [--token TOKEN] [--poll-ms N] [--timeout-s N] [--no-wait] COMMAND ...
+ *   npm run agent -- [--url URL] [--token TOKEN] [--poll-ms N] [--timeout-s N] [--no-wait]
+ *                    [--justification TEXT] [--ticket REF] COMMAND ...
  *     call TOOL ['{"json":"arguments"}']   call a tool; wait for its task if one is returned
  *     get TASK_ID                          show a task; wait for it unless it is already terminal
+ *     answer TASK_ID KEY TEXT              answer a reviewer's question (tasks/update)
  *     cancel TASK_ID                       cancel a task
  *     tools                                list the tools
+ *
+ * Questions: a rule may need a justification before anything is submitted (the server answers the call with
+ * input_required); --justification/--ticket answer it, or the agent asks on the terminal. A reviewer may ask a
+ * question while the task waits (input_required on tasks/get); the agent asks it on the terminal, or, without a
+ * terminal, stops and prints the `answer` command to run.
  *
  * The token comes from --token or COUNTERSIGN_TOKEN; the URL defaults to http://localhost:3000/mcp.
  * Exit codes: 0 completed with approved-executed or a plain successful result; 2 denied, tool error, failed,
@@ -32,7 +39,8 @@ import { z } from "zod";
 
 const REVISION = "2026-07-28";
 const CLIENT_INFO = { name: "countersign-agent", version: "0.1.0" };
-const CAPABILITIES = { extensions: { [TASKS_EXTENSION_ID_V2]: {} } };
+// Tasks, and form elicitation so the server may ask for submission input before it submits (MRTR).
+const CAPABILITIES = { extensions: { [TASKS_EXTENSION_ID_V2]: {} }, elicitation: { form: {} } };
 const DISPOSITION_KEY = "io.modelcontextprotocol/tool-approval-disposition";
 const AUTHORIZATION_KEY = "io.modelcontextprotocol/authorization";
 const IMMEDIATE_KEY = "io.modelcontextprotocol/model-immediate-response";
@@ -41,7 +49,7 @@ const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 const EXIT = { ok: 0, usage: 1, protocol: 1, negative: 2, gaveUp: 3 } as const;
 
 type Json = Record<string, unknown>;
-type Options = { url: string; token: string; pollMs?: number; timeoutS: number; wait: boolean };
+type Options = { url: string; token: string; pollMs?: number; timeoutS: number; wait: boolean; justification?: string; ticket?: string };
 
 class UsageError extends Error {}
 class AuthFailed extends Error {}
@@ -56,9 +64,10 @@ class RpcError extends Error {
 
 function usage(): string {
   return [
-    "usage: npm run agent -- [--url URL] [--token TOKEN] [--poll-ms N] [--timeout-s N] [--no-wait] COMMAND ...",
+    "usage: npm run agent -- [--url URL] [--token TOKEN] [--poll-ms N] [--timeout-s N] [--no-wait] [--justification TEXT] [--ticket REF] COMMAND ...",
     "  call TOOL ['{\"json\":\"arguments\"}']   call a tool; wait for its task if one is returned",
     "  get TASK_ID                          show a task; wait until it settles",
+    "  answer TASK_ID KEY TEXT              answer a reviewer's question (tasks/update)",
     "  cancel TASK_ID                       cancel a task",
     "  tools                                list the tools",
     "token: --token or COUNTERSIGN_TOKEN; url default http://localhost:3000/mcp; --timeout-s default 600",
@@ -91,6 +100,8 @@ function parseArgs(argv: string[]): { opts: Options; command: string[] } {
     else if (a === "--poll-ms") opts.pollMs = positiveInt(a, value());
     else if (a === "--timeout-s") opts.timeoutS = positiveInt(a, value());
     else if (a === "--no-wait") opts.wait = false;
+    else if (a === "--justification") opts.justification = value();
+    else if (a === "--ticket") opts.ticket = value();
     else if (a === "-h" || a === "--help") throw new UsageError("");
     else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
     else command.push(a);
@@ -139,7 +150,7 @@ class Session {
   }
 
   /** tools/call as raw JSON-RPC, with the headers and `_meta` envelope the SDK Client would send. */
-  async callToolRaw(name: string, args: Json): Promise<Json> {
+  async callToolRaw(name: string, args: Json, extra: Json = {}): Promise<Json> {
     const id = this.nextId++;
     const body = {
       jsonrpc: "2.0",
@@ -148,6 +159,7 @@ class Session {
       params: {
         name,
         arguments: args,
+        ...extra,
         _meta: {
           [PROTOCOL_VERSION_META_KEY]: this.client.getNegotiatedProtocolVersion() ?? REVISION,
           [CLIENT_INFO_META_KEY]: CLIENT_INFO,
@@ -189,9 +201,13 @@ class Session {
     return this.request("tasks/cancel", taskId);
   }
 
-  private async request(method: string, taskId: string): Promise<Json> {
+  async updateTask(taskId: string, inputResponses: Json): Promise<Json> {
+    return this.request("tasks/update", taskId, { inputResponses });
+  }
+
+  private async request(method: string, taskId: string, extra: Json = {}): Promise<Json> {
     try {
-      return (await this.client.request({ method, params: { taskId } }, z.looseObject({}))) as Json;
+      return (await this.client.request({ method, params: { taskId, ...extra } }, z.looseObject({}))) as Json;
     } catch (err) {
       throw classify(err);
     }
@@ -291,6 +307,39 @@ function printOutcome(status: string, result: Json | undefined, error?: Json): n
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// questions
+
+type Question = { method?: string; params?: { message?: string; requestedSchema?: { properties?: Record<string, { type?: string; title?: string }>; required?: string[] } } };
+
+/** Asks one line on the terminal; undefined when there is no terminal to ask on. */
+async function prompt(question: string): Promise<string | undefined> {
+  if (!process.stdin.isTTY) return undefined;
+  const { createInterface } = await import("node:readline/promises");
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return (await rl.question(question)).trim();
+  } finally {
+    rl.close();
+  }
+}
+
+/** Fills a form question's fields from the options or the terminal; undefined when it cannot be answered here. */
+async function answerForm(q: Question, preset: Record<string, string | undefined>): Promise<Json | undefined> {
+  const props = q.params?.requestedSchema?.properties ?? {};
+  const required = new Set(q.params?.requestedSchema?.required ?? []);
+  line(`Question: ${q.params?.message ?? "(no text)"}`);
+  const content: Json = {};
+  for (const [field, def] of Object.entries(props)) {
+    let v = preset[field];
+    if (v === undefined) v = await prompt(`  ${def.title ?? field}${required.has(field) ? "" : " (optional)"}: `);
+    if (v === undefined) return undefined;
+    if (v === "" && !required.has(field)) continue;
+    content[field] = def.type === "boolean" ? /^(y|yes|true)$/i.test(v) : def.type === "number" || def.type === "integer" ? Number(v) : v;
+  }
+  return content;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // commands
 
 async function waitForTask(session: Session, first: Json, opts: Options): Promise<number> {
@@ -340,12 +389,64 @@ async function waitForTask(session: Session, first: Json, opts: Options): Promis
           line(`[${clock()}] ${String(task.status)}${str(task.statusMessage) ? `: ${String(task.statusMessage)}` : ""}`);
           seen = now;
         }
+        if (task.status === "input_required") {
+          const answered = await answerTaskQuestions(session, taskId, task);
+          if (!answered) return EXIT.gaveUp;
+        }
       }
     } finally {
       process.removeListener("SIGINT", onSigint);
     }
   }
   return printOutcome(String(task.status), task.result as Json | undefined, task.error as Json | undefined);
+}
+
+/** A reviewer asked: answer on the terminal with tasks/update, or print the command to answer later. */
+async function answerTaskQuestions(session: Session, taskId: string, task: Json): Promise<boolean> {
+  const questions = (task.inputRequests ?? {}) as Record<string, Question>;
+  const responses: Json = {};
+  for (const [key, q] of Object.entries(questions)) {
+    const content = await answerForm(q, {});
+    if (!content) {
+      line(`A reviewer asked: ${q.params?.message ?? key}`);
+      line(`Answer with: npm run agent -- answer ${taskId} ${key} "<your answer>"   (then resume with: npm run agent -- get ${taskId})`);
+      return false;
+    }
+    responses[key] = { action: "accept", content };
+  }
+  await session.updateTask(taskId, responses);
+  line(`[${clock()}] answer sent`);
+  return true;
+}
+
+/** The server needs submission input before it submits (MRTR): answer and retry with the echoed requestState. */
+async function answerBeforeSubmission(session: Session, tool: string, args: Json, first: Json, opts: Options): Promise<Json> {
+  let result = first;
+  for (let round = 0; round < 5 && result.resultType === "input_required"; round++) {
+    const responses: Json = {};
+    for (const [key, q] of Object.entries((result.inputRequests ?? {}) as Record<string, Question>)) {
+      const content = await answerForm(q, { justification: opts.justification, ticket: opts.ticket ?? (opts.justification ? "" : undefined) });
+      if (!content) throw new Error("the server needs an answer before it submits the request: pass --justification (and --ticket), or run on a terminal");
+      responses[key] = { action: "accept", content };
+    }
+    result = await session.callToolRaw(tool, args, { inputResponses: responses, ...(typeof result.requestState === "string" ? { requestState: result.requestState } : {}) });
+  }
+  return result;
+}
+
+async function commandAnswer(session: Session, taskId: string, key: string, text: string): Promise<number> {
+  const task = await session.getTask(taskId);
+  const q = ((task.inputRequests ?? {}) as Record<string, Question>)[key];
+  if (task.status !== "input_required" || !q) {
+    line(`Task ${taskId} has no outstanding question ${key} (status ${String(task.status)}).`);
+    return EXIT.negative;
+  }
+  const fields = Object.keys(q.params?.requestedSchema?.properties ?? {});
+  if (fields.length !== 1) throw new UsageError(`question ${key} has several fields (${fields.join(", ")}); answer it on a terminal with get`);
+  await session.updateTask(taskId, { [key]: { action: "accept", content: { [fields[0]]: text } } });
+  const after = await session.getTask(taskId);
+  printTask(after, "Answer sent. Task now:");
+  return EXIT.ok;
 }
 
 async function commandCall(session: Session, tool: string, rawArgs: string | undefined, opts: Options): Promise<number> {
@@ -358,7 +459,8 @@ async function commandCall(session: Session, tool: string, rawArgs: string | und
   if (typeof args !== "object" || args === null || Array.isArray(args)) throw new UsageError("arguments must be a JSON object");
   if (!session.serverHasTasks()) line("note: the server does not declare the tasks extension");
   line(`Calling ${tool} ...`);
-  const result = await session.callToolRaw(tool, args as Json);
+  let result = await session.callToolRaw(tool, args as Json);
+  if (result.resultType === "input_required") result = await answerBeforeSubmission(session, tool, args as Json, result, opts);
   if (result.resultType === "task") {
     if (!isCreateTaskResultV2(result)) throw new RpcError(-32603, "the server returned a malformed CreateTaskResult");
     printTask(result, "The call needs approval; the server created a task:");
@@ -414,12 +516,13 @@ async function main(argv: string[]): Promise<number> {
   };
   let session: Session | undefined;
   try {
-    if (!["call", "get", "cancel", "tools"].includes(name)) throw new UsageError(`unknown command ${name}`);
-    need(name === "tools" ? 0 : 1);
+    if (!["call", "get", "cancel", "tools", "answer"].includes(name)) throw new UsageError(`unknown command ${name}`);
+    need(name === "tools" ? 0 : name === "answer" ? 3 : 1);
     session = await Session.open(opts);
     if (name === "call") return await commandCall(session, rest[0], rest[1], opts);
     if (name === "get") return await commandGet(session, rest[0], opts);
     if (name === "cancel") return await commandCancel(session, rest[0]);
+    if (name === "answer") return await commandAnswer(session, rest[0], rest[1], rest[2]);
     return await commandTools(session);
   } catch (err) {
     if (err instanceof UsageError) {

@@ -62,5 +62,12 @@ else
   status=1
 fi
 
+# ---- MCP conformance (lib/mcp; see docs/conformance.md) ---------------------------------------------------------
+# Its own conformance-mode server (scratch database, port 3227/3228, reusing the build above): the black-box
+# scenarios of tests/conformance, then the official suite pinned in conformance/runner. Reports land in $out.
+echo "[test] MCP conformance: black-box scenarios and the official suite (scripts/conformance.sh)"
+bash scripts/conformance.sh "$out" || status=1
+# ---- end MCP conformance ----------------------------------------------------------------------------------------
+
 node scripts/test-summary.mjs "$out" || status=1
 exit $status

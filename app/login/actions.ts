@@ -1,12 +1,17 @@
 "use server";
 
 import { AuthError } from "next-auth";
+import { headers } from "next/headers";
 import { credentialsSchema, signIn, signOut } from "@/lib/auth/auth";
+import { crossSiteRefusal } from "@/lib/auth/session";
 
 export type SignInState = { error?: string; email?: string };
 
 /** Signs in with email and password; on success Auth.js redirects to the inbox (a thrown redirect). */
 export async function signInWithPassword(_prev: SignInState, formData: FormData): Promise<SignInState> {
+  // No session to check yet; still refuse a sign-in posted from another site (login CSRF).
+  const refused = crossSiteRefusal(await headers(), true);
+  if (refused) return { error: refused.error };
   const email = String(formData.get("email") ?? "");
   const parsed = credentialsSchema.safeParse({ email, password: formData.get("password") });
   if (!parsed.success) return { error: "Enter your email address and password.", email };
@@ -20,5 +25,7 @@ export async function signInWithPassword(_prev: SignInState, formData: FormData)
 }
 
 export async function signOutAction(): Promise<void> {
+  // Anyone may sign themselves out, but not from another site.
+  if (crossSiteRefusal(await headers(), true)) return;
   await signOut({ redirectTo: "/login" });
 }

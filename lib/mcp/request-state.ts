@@ -10,7 +10,7 @@
  * derived from AUTH_SECRET (which scripts/start.ts generates and keeps in the data folder), so every instance
  * of one deployment opens the others' states. Neither set (a bare test process): a random key for this process.
  */
-import { createHmac, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import { createRequestStateCodec, ProtocolError, ProtocolErrorCode, type RequestStateCodec, type ServerContext } from "@modelcontextprotocol/server";
 import { digest } from "../canonical";
 import { config } from "../config";
@@ -70,11 +70,13 @@ function bind(ctx: ServerContext): string {
 
 function codecs(): RequestStateCodec<SealedState>[] {
   const k = keys();
-  if (cached?.source !== k.source) {
+  // The cache is keyed by a digest of the key material, so a rotation in the environment takes effect at once.
+  const source = createHash("sha256").update(k.source).digest("hex");
+  if (cached?.source !== source) {
     for (const key of k.keys) {
       if (Buffer.byteLength(key, "utf8") < 32) throw new Error("COUNTERSIGN_REQUEST_STATE_KEYS: every key must be at least 32 bytes");
     }
-    cached = { source: k.source, codecs: k.keys.map((key) => createRequestStateCodec<SealedState>({ key, ttlSeconds: config.requestStateTtlSec, bind })) };
+    cached = { source, codecs: k.keys.map((key) => createRequestStateCodec<SealedState>({ key, ttlSeconds: config.requestStateTtlSec, bind })) };
   }
   return cached.codecs;
 }

@@ -6,6 +6,7 @@ import {
   DISPOSITION_KEY,
   MODEL_IMMEDIATE_RESPONSE_KEY,
   createTaskResultToWire,
+  declaresFormElicitation,
   declaresTasksExtension,
   getTaskResultToWire,
   toolResultToWire,
@@ -179,4 +180,33 @@ describe("per-request client capabilities", () => {
       expect(declaresTasksExtension(caps)).toBe(false);
     },
   );
+});
+
+describe("input_required tasks (SEP-2663 inputRequests)", () => {
+  it("lists each outstanding question as an embedded form-mode elicitation/create request, keyed as asked", () => {
+    const schema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] };
+    const wire = getTaskResultToWire(task({ status: "input_required", inputRequests: { clarification_1: { message: "Which ticket?", requestedSchema: schema } } }));
+    expect(wire.inputRequests).toEqual({
+      clarification_1: { method: "elicitation/create", params: { mode: "form", message: "Which ticket?", requestedSchema: schema } },
+    });
+    expect(isDetailedTaskV2(JSON.parse(JSON.stringify({ ...wire, resultType: "complete" })))).toBe(true);
+    expect(wire._meta?.[AUTHORIZATION_KEY]).toEqual(PENDING);
+  });
+
+  it("carries no inputRequests on any other status", () => {
+    expect(getTaskResultToWire(task())).not.toHaveProperty("inputRequests");
+  });
+});
+
+describe("form elicitation in the per-request capabilities", () => {
+  it.each([
+    [{ elicitation: {} }, true],
+    [{ elicitation: { form: {} } }, true],
+    [{ elicitation: { form: {}, url: {} } }, true],
+    [{ elicitation: { url: {} } }, false],
+    [{}, false],
+    [undefined, false],
+  ])("%j -> %s", (caps, expected) => {
+    expect(declaresFormElicitation(caps)).toBe(expected);
+  });
 });

@@ -1,15 +1,17 @@
 import { NextResponse } from "next/server";
-import { authorize, REVIEW_ROLES } from "@/lib/auth/session";
-import { inboxFor } from "@/lib/inbox/queries";
+import { authorizeRequest, REVIEW_ROLES } from "@/lib/auth/session";
+import { inboxPage } from "@/lib/inbox/inbox";
+import { parseInboxParams } from "@/lib/inbox/params";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 
-/** The signed-in reviewer's inbox, polled by the inbox page. */
-export async function GET() {
-  const who = await authorize(REVIEW_ROLES);
-  if (!who.ok) return NextResponse.json({ error: who.error }, { status: who.status, headers: { "Cache-Control": "no-store" } });
-  const now = new Date();
-  const items = await inboxFor(who.user, now);
-  return NextResponse.json({ now: now.toISOString(), items }, { headers: { "Cache-Control": "no-store" } });
+const NO_STORE = { "Cache-Control": "no-store" };
+
+/** One page of the signed-in reviewer's inbox (same parameters as /inbox), polled by the inbox page. */
+export async function GET(request: Request) {
+  const who = await authorizeRequest(request, REVIEW_ROLES);
+  if (!who.ok) return NextResponse.json({ error: who.error }, { status: who.status, headers: NO_STORE });
+  const params = parseInboxParams(new URL(request.url).searchParams);
+  return NextResponse.json(await inboxPage(who.user, params, new Date()), { headers: NO_STORE });
 }

@@ -2,8 +2,10 @@
 
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { authorize, REVIEW_ROLES } from "@/lib/auth/session";
-import { describeOutcome, type DecisionState } from "@/lib/inbox/outcome";
+import { authorizeAction, REVIEW_ROLES } from "@/lib/auth/session";
+import { checkConfirmation } from "@/lib/inbox/high-risk";
+import { describeOutcome, type AskState, type DecisionState } from "@/lib/inbox/outcome";
+import { askRequester } from "@/lib/tasks/ask";
 import { decide } from "@/lib/tasks/decide";
 
 const decisionSchema = z.discriminatedUnion("decision", [
@@ -19,16 +21,21 @@ const decisionSchema = z.discriminatedUnion("decision", [
   }),
 ]);
 
-/** Approve or deny one approval request as the signed-in reviewer. The four-eyes rules live in `decide`. */
+const text = (v: FormDataEntryValue | null): string => (typeof v === "string" ? v : "");
+
+/**
+ * Approve or deny one approval request as the signed-in reviewer. Cross-site calls, signed-out callers and other
+ * roles are refused here; the four-eyes rules (group, not the requester, once per reviewer) live in `decide`; a
+ * high-risk approval's typed confirmation is checked against the stored request, not the form.
+ */
 export async function decideAction(_prev: DecisionState, formData: FormData): Promise<DecisionState> {
-  const who = await authorize(REVIEW_ROLES);
+  const who = await authorizeAction(REVIEW_ROLES);
   if (!who.ok) return { status: "error", message: who.error };
 
-  const comment = formData.get("comment");
   const parsed = decisionSchema.safeParse({
     requestId: formData.get("requestId"),
     decision: formData.get("decision"),
-    comment: typeof comment === "string" ? comment : "",
+    comment: text(formData.get("comment")),
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -41,12 +48,17 @@ export async function decideAction(_prev: DecisionState, formData: FormData): Pr
   }
   const { requestId, decision } = parsed.data;
 
+  if (decision === "approve") {
+    const confirmed = await checkConfirmation(requestId, text(formData.get("confirm")) || null);
+    if (!confirmed.ok) return { status: "error", message: confirmed.error, field: "confirm" };
+  }
+
   const result = await decide({ requestId, reviewerId: who.user.id, decision, comment: parsed.data.comment || undefined }, new Date());
   revalidatePath(`/requests/${requestId}`);
   revalidatePath("/inbox");
   if (!result.ok) return { status: "error", message: result.error };
 
-  const tool = typeof formData.get("tool") === "string" ? String(formData.get("tool")) : "";
+  const tool = text(formData.get("tool"));
   const outcome =
     result.requestStatus === "pending"
       ? { tone: "pending" as const, title: "Your approval is recorded — waiting for another approver" }
@@ -59,4 +71,24 @@ export async function decideAction(_prev: DecisionState, formData: FormData): Pr
           approvalsRequired: 0,
         });
   return { status: "done", decision, outcome };
+}
+
+const askSchema = z.object({
+  requestId: z.uuid(),
+  question: z.string().trim().min(5, "Ask a question of at least 5 characters.").max(500, "Keep the question under 500 characters."),
+});
+
+/**
+ * Ask the requester a question before deciding (the task waits in input_required until the agent answers with
+ * tasks/update). Only reviewers who could decide the request may ask; `askRequester` checks that again.
+ */
+export async function askAction(_prev: AskState, formData: FormData): Promise<AskState> {
+  const who = await authorizeAction(REVIEW_ROLES);
+  if (!who.ok) return { status: "error", message: who.error };
+  const parsed = askSchema.safeParse({ requestId: formData.get("requestId"), question: text(formData.get("question")) });
+  if (!parsed.success) return { status: "error", message: parsed.error.issues[0]?.message ?? "That question could not be read." };
+  const result = await askRequester({ requestId: parsed.data.requestId, reviewerId: who.user.id, question: parsed.data.question }, new Date());
+  revalidatePath(`/requests/${parsed.data.requestId}`);
+  if (!result.ok) return { status: "error", message: result.error };
+  return { status: "done", message: "Your question was sent. The agent sees it on its next poll; the answer appears here." };
 }

@@ -1,52 +1,25 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import type { ReactNode } from "react";
 import { ArgumentsTable } from "@/components/ArgumentsTable";
+import { AskPanel } from "@/components/AskPanel";
 import { AutoRefresh } from "@/components/AutoRefresh";
+import { Countdown } from "@/components/Countdown";
 import { DecisionPanel } from "@/components/DecisionPanel";
 import { Notice } from "@/components/Notice";
 import { OutcomeBanner } from "@/components/OutcomeBanner";
+import { Field, Section } from "@/components/Section";
 import { StatusBadge } from "@/components/StatusBadge";
-import { TimeLeft } from "@/components/TimeLeft";
+import { Timeline } from "@/components/Timeline";
+import { formatDurationSec, formatWhen } from "@/components/when";
 import { hasRole, requireUser, VIEW_ROLES } from "@/lib/auth/session";
 import { requestFor } from "@/lib/inbox/queries";
-import { decideAction } from "./actions";
+import { conditionText } from "@/lib/inbox/rule-words";
+import { askAction, decideAction } from "./actions";
 
 export const metadata: Metadata = { title: "Approval request" };
 export const dynamic = "force-dynamic";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function when(iso: string): string {
-  return new Date(iso).toLocaleString("en-GB", {
-    timeZone: "UTC",
-    day: "numeric",
-    month: "short",
-    year: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-  }) + " UTC";
-}
-
-function Section({ title, children, id, className = "" }: { title: string; children: ReactNode; id: string; className?: string }) {
-  return (
-    <section aria-labelledby={id} className={`min-w-0 rounded-lg border border-slate-200 bg-white p-4 shadow-sm ${className}`}>
-      <h2 id={id} className="mb-3 text-sm font-semibold tracking-wide text-slate-500 uppercase">
-        {title}
-      </h2>
-      {children}
-    </section>
-  );
-}
-
-function Field({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <div className="grid grid-cols-[8rem_1fr] gap-2 py-1 text-sm">
-      <dt className="text-slate-500">{label}</dt>
-      <dd className="min-w-0 break-words text-slate-900">{children}</dd>
-    </div>
-  );
-}
 
 export default async function RequestPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
@@ -55,35 +28,39 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
     return <Notice title="You cannot view approval requests">Only reviewers and admins can open approval requests.</Notice>;
   }
   const now = new Date();
+  const serverNow = now.toISOString();
   const req = UUID.test(id) ? await requestFor(id, user, now) : null;
   if (!req) {
     return (
       <Notice title="Request not found">
-        It does not exist, or it is addressed to a group you are not in. <Link href="/inbox" className="underline">Back to the inbox</Link>
+        It does not exist, or it is addressed to a group you are not in.{" "}
+        <Link href="/inbox" className="underline">
+          Back to the inbox
+        </Link>
       </Notice>
     );
   }
-  const settled = req.status !== "pending" && (req.status !== "approved" || req.disposition !== null || req.taskStatus === "cancelled" || req.taskStatus === "failed");
+  const remaining = Math.max(req.approvalsRequired - req.approvals, 0);
 
   return (
     <div className="space-y-4">
-      <AutoRefresh active={!settled} />
-      <Link href="/inbox" className="text-sm text-slate-600 hover:text-slate-900">
-        ← Inbox
+      <AutoRefresh active={!req.settled} ms={3_000} />
+      <Link href={req.status === "pending" ? "/inbox" : "/history"} className="text-sm text-slate-700 underline-offset-2 hover:underline">
+        ← {req.status === "pending" ? "Inbox" : "History"}
       </Link>
 
       <header className="space-y-1">
         <div className="flex flex-wrap items-center gap-2">
-          <h1 className="text-xl font-semibold tracking-tight" data-testid="request-summary">
+          <h1 className="text-xl font-semibold tracking-tight [overflow-wrap:anywhere]" data-testid="request-summary">
             {req.summary}
           </h1>
           <StatusBadge status={req.status} />
         </div>
-        <p className="text-sm text-slate-600">
-          <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-700">{req.tool}</span>
+        <p className="text-sm text-slate-700">
+          <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-800">{req.tool}</span>
           <span className="ml-2">
-            asked by <strong className="font-medium text-slate-800">{req.requesterName}</strong> via{" "}
-            <strong className="font-medium text-slate-800">{req.agentName}</strong>, {when(req.createdAt)}
+            asked by <strong className="font-medium text-slate-900">{req.requesterName}</strong> via{" "}
+            <strong className="font-medium text-slate-900">{req.agentName}</strong>, {formatWhen(req.createdAt)}
           </span>
         </p>
       </header>
@@ -91,69 +68,169 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
       <OutcomeBanner outcome={req.outcome} testId="request-outcome" />
 
       <div className="grid gap-4 lg:grid-cols-[3fr_2fr]">
-        {/* On a phone the sections stack as: arguments, policy, approvals, decision, record. */}
+        {/* On a phone the sections stack as: call, clocks, policy, approvals, decision, questions, timeline, record. */}
         <div className="contents lg:block lg:min-w-0 lg:space-y-4">
           <Section title="What the agent wants to run" id="args-heading" className="order-1">
-            <ArgumentsTable args={req.arguments} />
+            {req.redacted ? (
+              <p className="text-sm text-slate-700">The arguments were deleted at the end of the task&apos;s retention; the digest below remains.</p>
+            ) : (
+              <ArgumentsTable args={req.arguments} />
+            )}
             <div className="mt-4 space-y-1">
-              <h3 className="text-xs font-medium text-slate-500">Canonical JSON (RFC 8785)</h3>
-              <pre
-                className="rounded-md bg-slate-900 px-3 py-2 font-mono text-xs break-all whitespace-pre-wrap text-slate-100"
-                data-testid="canonical-json"
-              >
-                {req.canonicalArguments}
-              </pre>
-              <p className="flex flex-wrap items-center gap-2 text-xs text-slate-600">
+              {!req.redacted && (
+                <>
+                  <h3 className="text-xs font-medium text-slate-600">Canonical JSON (RFC 8785)</h3>
+                  <pre
+                    className="rounded-md bg-slate-900 px-3 py-2 font-mono text-xs break-all whitespace-pre-wrap text-slate-100"
+                    data-testid="canonical-json"
+                  >
+                    {req.canonicalArguments}
+                  </pre>
+                </>
+              )}
+              <p className="flex flex-wrap items-center gap-2 text-xs text-slate-700">
                 <span className="font-mono break-all" data-testid="arguments-digest">
                   {req.argumentsDigest ?? "no digest recorded"}
                 </span>
                 {req.digestMatches === true && (
-                  <span className="rounded-full bg-emerald-50 px-2 py-0.5 text-emerald-800 ring-1 ring-emerald-600/20 ring-inset">
+                  <span className="rounded-full bg-emerald-50 px-2 py-0.5 text-emerald-900 ring-1 ring-emerald-600/20 ring-inset">
                     matches the arguments shown
                   </span>
                 )}
                 {req.digestMatches === false && (
-                  <span className="rounded-full bg-red-50 px-2 py-0.5 text-red-800 ring-1 ring-red-600/20 ring-inset">
+                  <span className="rounded-full bg-red-50 px-2 py-0.5 text-red-900 ring-1 ring-red-600/20 ring-inset">
                     does not match the arguments shown — do not approve
                   </span>
                 )}
               </p>
             </div>
+            {req.input && (
+              <div className="mt-4 rounded-md border border-slate-200 bg-slate-50 p-3" data-testid="submission-input">
+                <h3 className="text-xs font-semibold tracking-wide text-slate-600 uppercase">The requester&apos;s justification</h3>
+                {req.input.justification && (
+                  <p className="mt-1 text-sm whitespace-pre-wrap text-slate-900 [overflow-wrap:anywhere]">{req.input.justification}</p>
+                )}
+                {req.input.ticket && (
+                  <p className="mt-1 text-sm text-slate-700">
+                    Ticket: <span className="font-mono">{req.input.ticket}</span>
+                  </p>
+                )}
+              </div>
+            )}
           </Section>
 
-          <Section title="Your decision" id="decision-heading" className="order-4">
-            <DecisionPanel requestId={req.id} tool={req.tool} cannotAct={req.cannotAct} action={decideAction} />
+          <Section title="Your decision" id="decision-heading" className="order-5">
+            <DecisionPanel
+              requestId={req.id}
+              tool={req.tool}
+              cannotAct={req.cannotAct}
+              confirmation={req.confirmation}
+              action={decideAction}
+            />
+          </Section>
+
+          <Section title="Questions to the requester" id="questions-heading" className="order-6" testId="questions">
+            {req.clarifications.length === 0 ? (
+              <p className="text-sm text-slate-600">No questions asked.</p>
+            ) : (
+              <ol className="mb-3 space-y-3">
+                {req.clarifications.map((c) => (
+                  <li key={c.id} className="text-sm">
+                    <p className="text-slate-900 [overflow-wrap:anywhere] whitespace-pre-wrap">
+                      <span className="font-medium">{c.askedBy}</span> asked: {c.question}
+                    </p>
+                    <p className="text-xs text-slate-600">{formatWhen(c.askedAt)}</p>
+                    {c.answer !== null ? (
+                      <p className="mt-1 border-l-2 border-sky-300 pl-2 whitespace-pre-wrap text-slate-900 [overflow-wrap:anywhere]" data-testid="answer">
+                        Answer: {c.answer}
+                        {c.answeredAt && <span className="block text-xs text-slate-600">{formatWhen(c.answeredAt)}</span>}
+                      </p>
+                    ) : (
+                      <p className="mt-1 text-xs text-amber-800">Waiting for the agent to answer.</p>
+                    )}
+                  </li>
+                ))}
+              </ol>
+            )}
+            {(req.canAsk || (req.cannotAct === null && req.questionOpen)) && <AskPanel requestId={req.id} canAskNow={req.canAsk} action={askAction} />}
+          </Section>
+
+          <Section title="Timeline" id="timeline-heading" className="order-7">
+            <Timeline entries={req.timeline} />
           </Section>
         </div>
 
         <div className="contents lg:block lg:min-w-0 lg:space-y-4">
-          <Section title="Why it needs approval" id="policy-heading" className="order-2">
+          <Section title="Clocks" id="clocks-heading" className="order-2">
+            <dl>
+              <Field label="Request deadline">
+                {formatWhen(req.deadline)}
+                {req.status === "pending" && (
+                  <span className="block text-xs text-slate-700">
+                    <Countdown until={req.deadline} serverNow={serverNow} passed="deadline passed" testId="deadline-countdown" />
+                  </span>
+                )}
+              </Field>
+              <Field label="Approval validity">
+                {req.approvalExpiresAt ? (
+                  <>
+                    until {formatWhen(req.approvalExpiresAt)}
+                    {!req.settled && (
+                      <span className="block text-xs text-slate-700">
+                        <Countdown until={req.approvalExpiresAt} serverNow={serverNow} passed="approval expired" testId="validity-countdown" />
+                      </span>
+                    )}
+                  </>
+                ) : (
+                  <>{formatDurationSec(req.approvalValiditySec)} once approved</>
+                )}
+              </Field>
+              {req.claimedAt && <Field label="Execution claimed">{formatWhen(req.claimedAt)}</Field>}
+              {req.decidedAt && <Field label="Decided">{formatWhen(req.decidedAt)}</Field>}
+            </dl>
+          </Section>
+
+          <Section title="Why it needs approval" id="policy-heading" className="order-3">
             <p className="text-sm text-slate-900">{req.reason || "No reason recorded."}</p>
             <dl className="mt-2">
               <Field label="Policy rule">
                 {req.ruleKey ? (
-                  <span className="font-mono text-xs">
+                  <span className="font-mono text-xs" data-testid="rule-version">
                     {req.ruleKey} v{req.ruleVersion}
                   </span>
                 ) : (
                   "—"
                 )}
-              </Field>
-              <Field label="Approvers">{req.approverGroup}</Field>
-              <Field label="Deadline">
-                {when(req.deadline)}
-                {req.status === "pending" && (
-                  <span className="block text-xs text-slate-600">
-                    <TimeLeft deadline={req.deadline} serverNow={now.toISOString()} />
-                  </span>
+                {req.rule?.currentVersion && (
+                  <span className="block text-xs text-slate-700">The rule has since changed (now v{req.rule.currentVersion}).</span>
                 )}
               </Field>
-              {req.decidedAt && <Field label="Decided">{when(req.decidedAt)}</Field>}
+              {req.rule && <Field label="Condition">{conditionText(req.rule)}</Field>}
+              {req.taskRule && (req.taskRule.ruleKey !== req.ruleKey || req.taskRule.version !== req.ruleVersion) && (
+                <Field label="Task decided under">
+                  <span className="font-mono text-xs">
+                    {req.taskRule.ruleKey} v{req.taskRule.version}
+                  </span>
+                </Field>
+              )}
+              <Field label="Approvers">
+                {req.approvalsRequired} distinct from {req.approverGroup}
+              </Field>
               {req.statusNote && <Field label="Note">{req.statusNote}</Field>}
             </dl>
           </Section>
 
-          <Section title={`Approvals ${req.approvals} of ${req.approvalsRequired}`} id="reviews-heading" className="order-3">
+          <Section title={`Approvals ${req.approvals} of ${req.approvalsRequired}`} id="reviews-heading" className="order-4">
+            <div
+              className="mb-3 flex gap-1"
+              role="img"
+              aria-label={`${req.approvals} of ${req.approvalsRequired} approvals`}
+              data-testid="four-eyes-progress"
+            >
+              {Array.from({ length: req.approvalsRequired }, (_, i) => (
+                <span key={i} className={`h-2 flex-1 rounded-full ${i < req.approvals ? "bg-emerald-600" : "bg-slate-200"}`} />
+              ))}
+            </div>
             {req.reviews.length === 0 ? (
               <p className="text-sm text-slate-600">No one has reviewed this request yet.</p>
             ) : (
@@ -163,16 +240,21 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
                     <div className="flex flex-wrap items-center gap-2">
                       <span className="font-medium text-slate-900">{r.reviewerName}</span>
                       <StatusBadge status={r.decision} />
-                      <span className="text-xs text-slate-500">{when(r.at)}</span>
+                      <span className="text-xs text-slate-600">{formatWhen(r.at)}</span>
                     </div>
-                    {r.comment && <p className="mt-1 whitespace-pre-wrap break-words text-slate-700">{r.comment}</p>}
+                    {r.comment && <p className="mt-1 whitespace-pre-wrap break-words text-slate-800">{r.comment}</p>}
                   </li>
                 ))}
               </ol>
             )}
+            {req.status === "pending" && remaining > 0 && (
+              <p className="mt-3 text-xs text-slate-700">
+                Waiting for {remaining} more {req.approverGroup} approver{remaining === 1 ? "" : "s"} (never the requester, each once).
+              </p>
+            )}
           </Section>
 
-          <Section title="Record" id="record-heading" className="order-5">
+          <Section title="Record" id="record-heading" className="order-8">
             <dl>
               <Field label="Request">
                 <span className="font-mono text-xs break-all">{req.id}</span>
@@ -181,9 +263,18 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
                 <span className="font-mono text-xs break-all">{req.taskId}</span>
               </Field>
               <Field label="Task status">
-                {req.taskStatus ?? "—"}
-                {req.disposition && <span className="ml-1 font-mono text-xs">({req.disposition})</span>}
+                <span data-testid="task-status">
+                  {req.taskStatus ?? "—"}
+                  {req.disposition && <span className="ml-1 font-mono text-xs">({req.disposition})</span>}
+                </span>
               </Field>
+              {req.resultText && (
+                <Field label="Result">
+                  <span className="whitespace-pre-wrap [overflow-wrap:anywhere]" data-testid="task-result">
+                    {req.resultText}
+                  </span>
+                </Field>
+              )}
               <Field label="Body digest">
                 <span className="font-mono text-xs break-all">{req.bodyDigest}</span>
               </Field>

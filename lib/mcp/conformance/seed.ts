@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import bcrypt from "bcryptjs";
-import { db } from "../../db/client";
+import { db, Prisma } from "../../db/client";
 import { CONFORMANCE_FIXTURE_TOOLS } from "../../tools/conformance-fixtures";
 
 export const RESOLVER_GROUP = "conformance-resolver";
@@ -21,19 +21,30 @@ export function ensureConformanceData(): Promise<void> {
   return done;
 }
 
+/** Two servers (or two first requests) may seed at once: a unique-key collision means the other one did it. */
+async function once(write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (e) {
+    if (!(e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002")) throw e;
+  }
+}
+
 async function seed(): Promise<void> {
   // An account nobody can sign in to: the password is random and thrown away.
   const passwordHash = await bcrypt.hash(randomBytes(24).toString("base64url"), 10);
-  await db().user.upsert({
-    where: { email: RESOLVER_EMAIL },
-    update: {},
-    create: { email: RESOLVER_EMAIL, name: "Conformance Resolver", role: "reviewer", groups: [RESOLVER_GROUP], passwordHash },
-  });
+  await once(() =>
+    db().user.upsert({
+      where: { email: RESOLVER_EMAIL },
+      update: {},
+      create: { email: RESOLVER_EMAIL, name: "Conformance Resolver", role: "reviewer", groups: [RESOLVER_GROUP], passwordHash },
+    }),
+  );
   for (const tool of CONFORMANCE_FIXTURE_TOOLS) {
     const ruleKey = `conformance-${tool.name.replace(/_/g, "-")}`;
     const exists = await db().policyRule.findFirst({ where: { ruleKey } });
     if (exists) continue;
-    await db().policyRule.create({
+    await once(() => db().policyRule.create({
       data: {
         ruleKey,
         version: 1,
@@ -50,6 +61,6 @@ async function seed(): Promise<void> {
         reason: "This conformance fixture runs as an approval task that an automatic resolver decides.",
         createdBy: "conformance",
       },
-    });
+    }));
   }
 }

@@ -1,0 +1,74 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { z } from "zod";
+import { AgentInput, createAgent, revokeAgent } from "@/lib/admin/agents";
+import { updateUser, UserUpdate } from "@/lib/admin/people";
+import { ADMIN_ROLES, authorizeAction } from "@/lib/auth/session";
+
+export type FormState = { status: "idle" } | { status: "error"; message: string } | { status: "done"; message: string };
+export type AgentFormState =
+  | { status: "idle" }
+  | { status: "error"; message: string }
+  | { status: "done"; name: string; token: string; owner: string };
+
+const text = (f: FormData, k: string) => {
+  const v = f.get(k);
+  return typeof v === "string" ? v.trim() : "";
+};
+
+/** Change a user's role, approver groups and active flag (admins only; effective at once for new reviews). */
+export async function updateUserAction(_prev: FormState, formData: FormData): Promise<FormState> {
+  const who = await authorizeAction(ADMIN_ROLES);
+  if (!who.ok) return { status: "error", message: who.error };
+  const parsed = UserUpdate.safeParse({
+    userId: text(formData, "userId"),
+    role: text(formData, "role"),
+    groups: text(formData, "groups")
+      .split(/[,\s]+/)
+      .map((g) => g.trim().toLowerCase())
+      .filter(Boolean),
+    active: formData.get("active") === "on",
+  });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { status: "error", message: issue?.path[0] === "groups" ? "Groups are lowercase names like treasury or support-leads, separated by commas." : "That change could not be read." };
+  }
+  try {
+    const after = await updateUser(parsed.data, who.user.id, new Date());
+    revalidatePath("/admin/people");
+    return { status: "done", message: `Saved ${after.name}: ${after.role}${after.groups.length ? ` in ${after.groups.join(", ")}` : ""}${after.active ? "" : ", deactivated"}.` };
+  } catch (e) {
+    return { status: "error", message: e instanceof Error && /own admin/.test(e.message) ? e.message : "That user could not be updated." };
+  }
+}
+
+/** Create an agent acting for a user; its bearer token is returned here once and never again. */
+export async function createAgentAction(_prev: AgentFormState, formData: FormData): Promise<AgentFormState> {
+  const who = await authorizeAction(ADMIN_ROLES);
+  if (!who.ok) return { status: "error", message: who.error };
+  const parsed = AgentInput.safeParse({ name: text(formData, "name"), userId: text(formData, "userId") });
+  if (!parsed.success) {
+    return { status: "error", message: parsed.error.issues[0]?.path[0] === "name" ? "Name the agent with lowercase letters, digits and dashes (2 to 41 characters)." : "Choose whom the agent acts for." };
+  }
+  try {
+    const created = await createAgent(parsed.data, who.user.id, new Date());
+    revalidatePath("/admin/people");
+    return { status: "done", name: created.agent.name, token: created.token, owner: parsed.data.userId };
+  } catch (e) {
+    return { status: "error", message: e instanceof Error && /active user/.test(e.message) ? e.message : "The agent could not be created." };
+  }
+}
+
+const revokeSchema = z.object({ agentId: z.uuid() });
+
+/** Revoke an agent's token: its next MCP request gets 401; its pending tasks end denied-not-executed. */
+export async function revokeAgentAction(_prev: FormState, formData: FormData): Promise<FormState> {
+  const who = await authorizeAction(ADMIN_ROLES);
+  if (!who.ok) return { status: "error", message: who.error };
+  const parsed = revokeSchema.safeParse({ agentId: text(formData, "agentId") });
+  if (!parsed.success) return { status: "error", message: "That agent could not be read." };
+  const revoked = await revokeAgent(parsed.data.agentId, who.user.id, new Date());
+  revalidatePath("/admin/people");
+  return revoked ? { status: "done", message: "Revoked. Its next request is refused." } : { status: "error", message: "No such active agent (already revoked?)." };
+}

@@ -1,0 +1,178 @@
+/**
+ * Helpers shared by the end-to-end specs: an MCP agent speaking JSON-RPC over HTTP (2026-07-28 headers and the
+ * per-request `_meta` envelope declaring the tasks extension, as scripts/agent.ts sends them), signing in through
+ * the real form, agents created through the admin console, keyboard navigation, and the accessibility check.
+ */
+import AxeBuilder from "@axe-core/playwright";
+import { expect, type APIRequestContext, type Browser, type BrowserContext, type Locator, type Page, type TestInfo } from "@playwright/test";
+import { DEMO_AGENTS, DEMO_PASSWORD, DEMO_USERS } from "../lib/db/seed";
+
+export const REVISION = "2026-07-28";
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+export const DISPOSITION_KEY = "io.modelcontextprotocol/tool-approval-disposition";
+
+export const SUPPORT_BOT = DEMO_AGENTS.find((a) => a.name === "support-bot")!.token;
+export const OPS_BOT = DEMO_AGENTS.find((a) => a.name === "ops-bot")!.token;
+
+export const user = (email: string) => DEMO_USERS.find((u) => u.email === email)!;
+export const ADMIN = user("admin@countersign.test");
+export const LENA = user("lena.lead@countersign.test");
+export const TARA = user("tara.treasury@countersign.test");
+export const THEO = user("theo.treasury@countersign.test");
+export const SASHA = user("sasha.sre@countersign.test");
+export const OTTO = user("otto.ops@countersign.test");
+
+export type Json = Record<string, any>;
+
+/** A short suffix that keeps accounts, services and agent names of one run apart from any other run. */
+export function unique(): string {
+  return `${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
+}
+
+let rpcId = 1;
+
+/** One JSON-RPC request to /mcp as the agent holding `token`: the HTTP status and the JSON-RPC message. */
+export async function mcpRaw(request: APIRequestContext, token: string, method: string, params: Json = {}): Promise<{ status: number; message: Json | null; text: string }> {
+  const id = `e2e-${rpcId++}`;
+  const name = typeof params.name === "string" ? params.name : typeof params.taskId === "string" ? params.taskId : null;
+  const res = await request.post("/mcp", {
+    headers: {
+      Authorization: `Bearer ${token}`,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": REVISION,
+      "Mcp-Method": method,
+      ...(name ? { "Mcp-Name": name } : {}),
+    },
+    data: {
+      jsonrpc: "2.0",
+      id,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": REVISION,
+          "io.modelcontextprotocol/clientInfo": { name: "countersign-e2e", version: "0.1.0" },
+          "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
+        },
+      },
+    },
+  });
+  const text = await res.text();
+  let message: Json | null = null;
+  try {
+    message = parseRpc(text, res.headers()["content-type"] ?? "");
+  } catch {
+    message = null;
+  }
+  return { status: res.status(), message, text };
+}
+
+/** A JSON body, or the last JSON-RPC message in an SSE stream. */
+function parseRpc(text: string, contentType: string): Json {
+  if (!contentType.includes("text/event-stream")) return JSON.parse(text);
+  const data = text
+    .split(/\r?\n/)
+    .filter((l) => l.startsWith("data:"))
+    .map((l) => l.slice(5).trim())
+    .filter(Boolean);
+  return JSON.parse(data[data.length - 1]);
+}
+
+/** A successful JSON-RPC call: its result. */
+export async function mcp(request: APIRequestContext, token: string, method: string, params: Json = {}): Promise<Json> {
+  const { status, message, text } = await mcpRaw(request, token, method, params);
+  expect(status, text).toBe(200);
+  expect(message?.error, JSON.stringify(message?.error)).toBeUndefined();
+  return message!.result as Json;
+}
+
+export const callTool = (request: APIRequestContext, token: string, tool: string, args: Json) => mcp(request, token, "tools/call", { name: tool, arguments: args });
+
+/** A call that policy holds for approval: the task id of the working task it returns. */
+export async function gatedCall(request: APIRequestContext, token: string, tool: string, args: Json): Promise<string> {
+  const created = await callTool(request, token, tool, args);
+  expect(created.resultType, JSON.stringify(created)).toBe("task");
+  expect(created.status).toBe("working");
+  return String(created.taskId);
+}
+
+export const getTask = (request: APIRequestContext, token: string, taskId: string) => mcp(request, token, "tasks/get", { taskId });
+
+/** Polls tasks/get until the task reaches one of `statuses`, then returns it. */
+export async function taskReaching(request: APIRequestContext, token: string, taskId: string, statuses: string[] = ["completed", "failed", "cancelled"]): Promise<Json> {
+  let task: Json = {};
+  await expect
+    .poll(async () => (task = await getTask(request, token, taskId)).status, { timeout: 20_000, intervals: [250, 500, 1000] })
+    .toMatch(new RegExp(`^(${statuses.join("|")})$`));
+  return task;
+}
+
+export async function signIn(page: Page, email: string): Promise<void> {
+  await page.goto("/login");
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(DEMO_PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(/\/inbox$/);
+  await expect(page.getByTestId("signed-in-user")).toContainText(user(email).name);
+}
+
+/** A fresh browser context (its own cookies: one person) signed in as `email`. */
+export async function personIn(browser: Browser, testInfo: TestInfo, email: string, opts: { width?: number } = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({
+    baseURL: testInfo.project.use.baseURL,
+    ...(opts.width ? { viewport: { width: opts.width, height: 844 }, isMobile: true, hasTouch: true } : {}),
+  });
+  const page = await context.newPage();
+  await signIn(page, email);
+  return { context, page };
+}
+
+/** Opens the request of task `taskId` from the reviewer's inbox (found by searching for `search`). */
+export async function openFromInbox(page: Page, search: string, taskId: string): Promise<string> {
+  await page.goto(`/inbox?q=${encodeURIComponent(search)}`);
+  const item = page.getByTestId("inbox-item").filter({ hasText: search }).first();
+  await expect(item).toBeVisible();
+  await item.click();
+  await expect(page).toHaveURL(/\/requests\/[0-9a-f-]{36}$/);
+  await expect(page.getByText(taskId)).toBeVisible();
+  return page.url().split("/").pop()!;
+}
+
+/** Creates an agent through the admin console (People and agents) and returns its token, shown there once. */
+export async function createAgentViaAdmin(browser: Browser, testInfo: TestInfo, name: string, ownerEmail: string): Promise<string> {
+  const { context, page } = await personIn(browser, testInfo, ADMIN.email);
+  await page.goto("/admin/people");
+  await page.getByLabel("Agent name").fill(name);
+  await page.getByLabel("Acts for").selectOption({ label: `${user(ownerEmail).name} (${ownerEmail})` });
+  await page.getByRole("button", { name: "Create agent" }).click();
+  const token = (await page.getByTestId("new-token").textContent())?.trim() ?? "";
+  expect(token).toMatch(/^cs_[A-Za-z0-9_-]{32,}$/);
+  await context.close();
+  return token;
+}
+
+/** Presses Tab until `target` has focus (keyboard-only navigation); fails if it never does. */
+export async function tabTo(page: Page, target: Locator, max = 60): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press("Tab");
+    if (await target.evaluate((el) => el === document.activeElement).catch(() => false)) return;
+  }
+  throw new Error(`Tab never reached ${target}`);
+}
+
+/**
+ * Runs axe on the page and fails on any serious or critical violation. All violations (any impact) are attached
+ * to the test and written beside its screenshots.
+ */
+export async function expectAccessible(page: Page, testInfo: TestInfo, name: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]).analyze();
+  const summary = results.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
+  await testInfo.attach(`axe-${name}.json`, { body: JSON.stringify({ url: page.url(), passes: results.passes.length, violations: summary }, null, 2), contentType: "application/json" });
+  const blocking = summary.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(blocking, `${name}: serious or critical accessibility violations`).toEqual([]);
+}
+
+export async function screenshot(page: Page, testInfo: TestInfo, name: string): Promise<void> {
+  await page.screenshot({ path: testInfo.outputPath(`${name}.png`), fullPage: true });
+}
