@@ -26,17 +26,25 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
   if (state.status === "done") {
     return <OutcomeBanner outcome={state.outcome} live testId="decision-result" />;
   }
-  if (cannotAct) {
-    return (
-      <p className="rounded-lg border border-slate-200 bg-slate-50 px-4 py-3 text-sm text-slate-700" data-testid="cannot-act">
-        {cannotAct}
-      </p>
-    );
-  }
-
   const commentError = state.status === "error" && state.field === "comment" ? state.message : null;
   const confirmError = state.status === "error" && state.field === "confirm" ? state.message : null;
   const otherError = state.status === "error" && !state.field ? state.message : null;
+
+  if (cannotAct) {
+    // A refusal just returned by the server (e.g. the other tab won) stays visible above why the buttons are gone.
+    return (
+      <div className="space-y-2">
+        {otherError && (
+          <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800" data-testid="decision-error">
+            {otherError}
+          </p>
+        )}
+        <p className="rounded-lg border border-slate-200 bg-slate-50 px-4 py-3 text-sm text-slate-700" data-testid="cannot-act">
+          {cannotAct}
+        </p>
+      </div>
+    );
+  }
 
   return (
     <form action={formAction} className="space-y-3" aria-label="Decide this request">

@@ -173,7 +173,7 @@ test("the audit trail verifies, filters, and exports as CSV and JSON Lines that 
 test("webhooks: register with a one-time secret, see deliveries in the log, deactivate", async ({ browser, request }, testInfo) => {
   const admin = await personIn(browser, testInfo, ADMIN.email);
   const page = admin.page;
-  const url = `http://127.0.0.1:9/countersign-e2e-${unique()}`;
+  const url = `http://127.0.0.1:1/countersign-e2e-${unique()}`; // nothing listens on port 1: refused at once
   await page.goto("/admin/webhooks");
   await page.getByLabel("Endpoint URL").fill(url);
   await page.getByRole("button", { name: "Register endpoint" }).click();

@@ -61,7 +61,7 @@ test("ask the requester: the agent answers with tasks/update and the answer appe
   const theo = await personIn(browser, testInfo, THEO.email);
   await openFromInbox(theo.page, account, taskId);
 
-  await theo.page.getByLabel("Ask the requester").fill("Which invoice does this pay?");
+  await theo.page.getByRole("textbox", { name: "Ask the requester" }).fill("Which invoice does this pay?");
   await theo.page.getByRole("button", { name: "Send question" }).click();
   await expect(theo.page.getByTestId("ask-result")).toContainText("Your question was sent");
   await expect(theo.page.getByTestId("questions")).toContainText("Theo Treasury asked: Which invoice does this pay?");

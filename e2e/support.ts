@@ -3,6 +3,7 @@
  * per-request `_meta` envelope declaring the tasks extension, as scripts/agent.ts sends them), signing in through
  * the real form, agents created through the admin console, keyboard navigation, and the accessibility check.
  */
+import fs from "node:fs";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type APIRequestContext, type Browser, type BrowserContext, type Locator, type Page, type TestInfo } from "@playwright/test";
 import { DEMO_AGENTS, DEMO_PASSWORD, DEMO_USERS } from "../lib/db/seed";
@@ -168,7 +169,8 @@ export async function tabTo(page: Page, target: Locator, max = 60): Promise<void
 export async function expectAccessible(page: Page, testInfo: TestInfo, name: string): Promise<void> {
   const results = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]).analyze();
   const summary = results.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
-  await testInfo.attach(`axe-${name}.json`, { body: JSON.stringify({ url: page.url(), passes: results.passes.length, violations: summary }, null, 2), contentType: "application/json" });
+  const file = testInfo.outputPath(`axe-${name}.json`);
+  fs.writeFileSync(file, JSON.stringify({ url: page.url(), passes: results.passes.length, violations: summary }, null, 2));
   const blocking = summary.filter((v) => v.impact === "serious" || v.impact === "critical");
   expect(blocking, `${name}: serious or critical accessibility violations`).toEqual([]);
 }

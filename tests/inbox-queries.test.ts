@@ -98,6 +98,31 @@ describe("the inbox lists what this reviewer may act on now", () => {
     expect(p1.total).toBe(7);
   });
 
+  it("a reviewer in several groups gets one merged order across them, page after page", async () => {
+    const lenaId = await userId("lena.lead@countersign.test");
+    await db().user.update({ where: { id: lenaId }, data: { groups: ["support-leads", "treasury", "sre"] } });
+    const lena = await viewer("lena.lead@countersign.test");
+    const made: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      made.push((await wire(i, at(2 * i))).requestId);
+      made.push((await gated(await principal("ops-bot"), "deploy_service", { service: `svc-${i}`, environment: "production", version: "1.0.0" }, at(2 * i + 1))).requestId);
+    }
+    const newest = [...made].reverse();
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let n = 0; n < 5; n++) {
+      const page = await inboxPage(lena, parseInboxParams(after ? { after } : {}), at(100), 5);
+      seen.push(...ids(page));
+      if (!page.next) break;
+      after = page.next;
+    }
+    expect(seen).toEqual(newest);
+    const expiring = await inboxPage(lena, parseInboxParams({ sort: "expiring" }), at(100), 20);
+    const deadlines = expiring.items.map((i) => i.deadline);
+    expect(deadlines).toEqual([...deadlines].sort());
+    expect(new Set(ids(expiring))).toEqual(new Set(made));
+  });
+
   it("filters by tool, group and status, and searches arguments and people", async () => {
     const lenaId = await userId("lena.lead@countersign.test");
     await db().user.update({ where: { id: lenaId }, data: { groups: ["support-leads", "treasury"] } });
@@ -186,6 +211,15 @@ describe("the request page", () => {
       "request.created", "task.created", "task.input-requested", "task.input-received", "review.approved", "review.approved", "request.approved", "execution.claimed", "execution.completed",
     ]);
     expect(await requestFor(w.requestId, await viewer("lena.lead@countersign.test"), at(6))).toBeNull();
+  });
+});
+
+describe("submission input", () => {
+  it("the requester's justification and ticket reach the request page as given", async () => {
+    const out = await callTool(await principal("support-bot"), "wire_transfer", { to: "acct-input", amount: 30_000 }, { tasks: true, input: { justification: "Quarterly supplier payment <b>now</b>", ticket: "FIN-77" } }, at(0));
+    if (out.kind !== "task") throw new Error("expected a task");
+    const view = await requestFor(await requestIdOf(out.task.taskId), await viewer("theo.treasury@countersign.test"), at(1));
+    expect(view!.input).toEqual({ justification: "Quarterly supplier payment <b>now</b>", ticket: "FIN-77" });
   });
 });
 

@@ -112,9 +112,13 @@ export function RuleEditor({
   const [state, formAction, saving] = useActionState(action, { status: "idle" } as RuleFormState);
   const [draft, setDraft] = useState<Draft>(() => toDraft(rule));
   const [args, setArgs] = useState(() => JSON.stringify(EXAMPLE_ARGS[rule.tool] ?? {}, null, 0));
-  const set = (k: keyof Draft) => (e: { target: { value: string; checked?: boolean; type?: string } }) =>
+  // A field's error from the last save stays until that field is edited.
+  const [edited, setEdited] = useState<ReadonlySet<string>>(new Set());
+  const set = (k: keyof Draft) => (e: { target: { value: string; checked?: boolean; type?: string } }) => {
     setDraft((d) => ({ ...d, [k]: e.target.type === "checkbox" ? !!e.target.checked : e.target.value }));
-  const err = state.status === "error" ? state.fieldErrors : {};
+    setEdited((s) => new Set(s).add(k));
+  };
+  const err = state.status === "error" ? Object.fromEntries(Object.entries(state.fieldErrors).filter(([k]) => !edited.has(k))) : {};
 
   const preview = useMutation({
     mutationFn: async (): Promise<PreviewAnswer> => {
@@ -149,7 +153,7 @@ export function RuleEditor({
 
   return (
     <div className="space-y-4">
-      <form action={formAction} className="space-y-3" aria-label={`Edit rule ${rule.ruleKey}`}>
+      <form action={formAction} onSubmit={() => setEdited(new Set())} className="space-y-3" aria-label={`Edit rule ${rule.ruleKey}`}>
         <input type="hidden" name="ruleKey" value={draft.ruleKey} />
         <input type="hidden" name="tool" value={draft.tool} />
         <div className="grid gap-3 sm:grid-cols-2">
@@ -222,7 +226,7 @@ export function RuleEditor({
             Active (unchecked retires the rule)
           </label>
         </div>
-        {state.status === "error" && (
+        {state.status === "error" && (Object.keys(state.fieldErrors).length === 0 || Object.keys(err).length > 0) && (
           <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">
             {state.message}
           </p>
@@ -238,7 +242,7 @@ export function RuleEditor({
       </form>
 
       <div className="rounded-md border border-slate-200 bg-slate-50 p-3">
-        <h4 className="text-sm font-medium text-slate-800">Preview this draft</h4>
+        <h3 className="text-sm font-medium text-slate-800">Preview this draft</h3>
         <Input id={id("args")} label={`Arguments for ${rule.tool} (JSON)`} hint="Nothing runs; the resource is read as a call would read it.">
           {(p) => <textarea {...p} rows={2} value={args} onChange={(e) => setArgs(e.target.value)} className={`${inputClass} font-mono`} />}
         </Input>

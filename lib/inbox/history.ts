@@ -48,10 +48,9 @@ const OUTCOME = Prisma.sql`(CASE
   ELSE 'in-progress'
 END)`;
 
-function filters(viewer: Viewer, p: HistoryParams): Prisma.Sql {
-  const parts: Prisma.Sql[] = [Prisma.sql`r.status <> 'pending'`, Prisma.sql`r."decidedAt" IS NOT NULL`];
-  if (viewer.role !== "admin") parts.push(Prisma.sql`r."approverGroup" = ANY(${viewer.groups}::text[])`);
-  if (p.group) parts.push(Prisma.sql`r."approverGroup" = ${p.group}`);
+/** Conditions on the request (and, for the outcome filter only, its task `t`), without the group. */
+function filters(p: HistoryParams): Prisma.Sql[] {
+  const parts: Prisma.Sql[] = [Prisma.sql`r."decidedAt" IS NOT NULL`, Prisma.sql`r.status <> 'pending'`];
   if (p.tool) parts.push(Prisma.sql`r.body->>'tool' = ${p.tool}`);
   if (p.outcome) parts.push(Prisma.sql`${OUTCOME} = ${p.outcome}`);
   if (p.q) {
@@ -61,14 +60,31 @@ function filters(viewer: Viewer, p: HistoryParams): Prisma.Sql {
       coalesce((r.body->'arguments')::text, '')
     ) ILIKE ${containsPattern(p.q)}`);
   }
-  return Prisma.join(parts, " AND ");
+  return parts;
 }
 
+/**
+ * One branch per group the viewer may read (admins: one branch over all), each ordered and limited on its own
+ * (an index on (approverGroup, decidedAt), or on decidedAt for admins, serves it), merged, then joined to the task
+ * for those rows only.
+ */
 export function historyQuery(viewer: Viewer, p: HistoryParams, size = HISTORY_PAGE_SIZE): Prisma.Sql {
   const backward = !p.after && !!p.before;
   const cursor = decodeCursor(backward ? p.before : p.after);
-  const keyset = cursor ? Prisma.sql`AND (r."decidedAt", r.id) ${Prisma.raw(backward ? ">" : "<")} (${cursor.at}, ${cursor.id})` : Prisma.empty;
+  const keyset = cursor ? [Prisma.sql`(r."decidedAt", r.id) ${Prisma.raw(backward ? ">" : "<")} (${cursor.at}, ${cursor.id})`] : [];
   const dir = Prisma.raw(backward ? "ASC" : "DESC");
+  const common = [...filters(p), ...keyset];
+  const groups: (string | null)[] =
+    viewer.role === "admin" ? [p.group ?? null] : p.group ? viewer.groups.filter((g) => g === p.group) : viewer.groups;
+  const outcomeJoin = p.outcome ? Prisma.sql`LEFT JOIN "Task" t ON t.id = r."taskId"` : Prisma.empty;
+  const branches = (groups.length ? groups : ["-"]).map(
+    (g) => Prisma.sql`(
+      SELECT r.id, r."taskId", r.body, r."approverGroup", r.status, r."approvalsRequired", r."decidedAt"
+      FROM "ApprovalRequest" r ${outcomeJoin}
+      WHERE ${g === null ? Prisma.sql`TRUE` : Prisma.sql`r."approverGroup" = ${g}`} AND ${Prisma.join(common, " AND ")}
+      ORDER BY r."decidedAt" ${dir}, r.id ${dir}
+      LIMIT ${size + 1})`,
+  );
   return Prisma.sql`
     SELECT r.id, r."taskId", r.body->>'tool' AS tool, r.body->>'summary' AS summary,
       r.body->'requester'->>'userName' AS "requesterName", r.body->'requester'->>'agentName' AS "agentName",
@@ -76,9 +92,8 @@ export function historyQuery(viewer: Viewer, p: HistoryParams, size = HISTORY_PA
       ${OUTCOME} AS outcome, r.body->'policy'->>'ruleKey' AS "ruleKey", (r.body->'policy'->>'version')::int AS "ruleVersion",
       r."approvalsRequired", r."decidedAt",
       (SELECT count(*)::int FROM "Review" v WHERE v."requestId" = r.id AND v.decision = 'approve') AS approvals
-    FROM "ApprovalRequest" r
+    FROM (${Prisma.join(branches, " UNION ALL ")}) r
     LEFT JOIN "Task" t ON t.id = r."taskId"
-    WHERE ${filters(viewer, p)} ${keyset}
     ORDER BY r."decidedAt" ${dir}, r.id ${dir}
     LIMIT ${size + 1}`;
 }

@@ -59,7 +59,9 @@ type Row = {
   approverGroup: string;
   approvalsRequired: number;
   approvals: number;
-  taskStatus: string;
+  taskStatus: string | null;
+  /** The task still waits on this request (false only in the moment between a task ending and its request being withdrawn). */
+  taskWaits: boolean | null;
   createdAt: Date;
   deadline: Date;
 };
@@ -69,65 +71,86 @@ export function hasInbox(viewer: Viewer): boolean {
   return viewer.role === "reviewer" && viewer.groups.length > 0;
 }
 
-/** The filter part shared by the page query and the count. */
-function filters(viewer: Viewer, p: InboxParams, now: Date): Prisma.Sql {
-  const groups = p.group ? viewer.groups.filter((g) => g === p.group) : viewer.groups;
+/**
+ * Conditions on the request alone (never on a join), so that for one group the planner can walk the
+ * (status, approverGroup, <sort key>) index in order and stop after a page. A join in the WHERE (to Task) makes
+ * PostgreSQL misjudge how many rows match and sort every pending request instead; the task is read only for the
+ * rows of the page (see `inboxQuery`).
+ */
+function requestFilters(viewer: Viewer, p: InboxParams, now: Date): Prisma.Sql[] {
   const parts: Prisma.Sql[] = [
     Prisma.sql`r.status = 'pending'`,
-    Prisma.sql`r."approverGroup" = ANY(${groups}::text[])`,
     Prisma.sql`r."requesterUserId" <> ${viewer.id}`,
     Prisma.sql`r.deadline > ${now}`,
-    Prisma.sql`t.handle = r.id`,
-    Prisma.sql`t.status IN ('working', 'input_required')`,
     Prisma.sql`NOT EXISTS (SELECT 1 FROM "Review" mine WHERE mine."requestId" = r.id AND mine."reviewerId" = ${viewer.id})`,
   ];
-  if (p.tool) parts.push(Prisma.sql`t.tool = ${p.tool}`);
-  if (p.status === "question-open") parts.push(Prisma.sql`t.status = 'input_required'`);
+  if (p.tool) parts.push(Prisma.sql`r.body->>'tool' = ${p.tool}`);
   const approved = Prisma.sql`EXISTS (SELECT 1 FROM "Review" a WHERE a."requestId" = r.id AND a.decision = 'approve')`;
-  if (p.status === "new") parts.push(Prisma.sql`t.status = 'working' AND NOT ${approved}`);
+  const asking = Prisma.sql`EXISTS (SELECT 1 FROM "Task" q WHERE q.id = r."taskId" AND q.handle = r.id AND q.status = 'input_required')`;
+  if (p.status === "question-open") parts.push(asking);
+  if (p.status === "new") parts.push(Prisma.sql`NOT ${approved} AND NOT ${asking}`);
   if (p.status === "partly-approved") parts.push(approved);
   if (p.q) {
     const like = containsPattern(p.q);
     parts.push(Prisma.sql`(
-      coalesce(r.body->>'summary', '') || ' ' || t.tool || ' ' || coalesce(r.body->'requester'->>'userName', '') || ' ' ||
+      coalesce(r.body->>'summary', '') || ' ' || coalesce(r.body->>'tool', '') || ' ' || coalesce(r.body->'requester'->>'userName', '') || ' ' ||
       coalesce(r.body->'requester'->>'agentName', '') || ' ' || coalesce((r.body->'arguments')::text, '') || ' ' ||
       coalesce(r.body->'input'->>'ticket', '')
     ) ILIKE ${like}`);
   }
-  return Prisma.join(parts, " AND ");
+  return parts;
+}
+
+/** The viewer's groups this query covers (one, when the group filter names one of theirs). */
+function groupsOf(viewer: Viewer, p: InboxParams): string[] {
+  return p.group ? viewer.groups.filter((g) => g === p.group) : viewer.groups;
 }
 
 const SORT = {
-  newest: { column: Prisma.raw(`r."createdAt"`), forward: "DESC", cmp: "<" },
-  expiring: { column: Prisma.raw(`r.deadline`), forward: "ASC", cmp: ">" },
+  newest: { column: "createdAt", forward: "DESC", cmp: "<" },
+  expiring: { column: "deadline", forward: "ASC", cmp: ">" },
 } as const;
 
-/** The page query: exactly what `inboxPage` runs (the benchmark EXPLAINs it). Fetches one row more than a page. */
+/**
+ * The page query: exactly what `inboxPage` runs (the benchmark EXPLAINs it). One branch per approver group, each
+ * ordered and limited on its own index, merged; then the task and the approval count for those rows only. Fetches
+ * one row more than a page, to know whether there is a next one.
+ */
 export function inboxQuery(viewer: Viewer, p: InboxParams, now: Date, size = INBOX_PAGE_SIZE): Prisma.Sql {
   const sort = SORT[p.sort];
   const backward = !p.after && !!p.before;
   const cursor: Cursor | null = decodeCursor(backward ? p.before : p.after);
-  const flip = (dir: string) => (dir === "DESC" ? "ASC" : "DESC");
-  const dir = backward ? flip(sort.forward) : sort.forward;
-  const cmp = backward ? (sort.cmp === "<" ? ">" : "<") : sort.cmp;
-  const keyset = cursor ? Prisma.sql`AND (${sort.column}, r.id) ${Prisma.raw(cmp)} (${cursor.at}, ${cursor.id})` : Prisma.empty;
+  const dir = Prisma.raw(backward ? (sort.forward === "DESC" ? "ASC" : "DESC") : sort.forward);
+  const cmp = Prisma.raw(backward ? (sort.cmp === "<" ? ">" : "<") : sort.cmp);
+  const col = Prisma.raw(`"${sort.column}"`);
+  const keyset = cursor ? [Prisma.sql`(r.${col}, r.id) ${cmp} (${cursor.at}, ${cursor.id})`] : [];
+  const common = [...requestFilters(viewer, p, now), ...keyset];
+  const groups = groupsOf(viewer, p);
+  const branches = (groups.length ? groups : ["-"]).map(
+    (g) => Prisma.sql`(
+      SELECT r.id, r."taskId", r.body, r."approverGroup", r."approvalsRequired", r."createdAt", r.deadline
+      FROM "ApprovalRequest" r
+      WHERE r."approverGroup" = ${g} AND ${Prisma.join(common, " AND ")}
+      ORDER BY r.${col} ${dir}, r.id ${dir}
+      LIMIT ${size + 1})`,
+  );
   return Prisma.sql`
-    SELECT r.id, r."taskId", t.tool, r.body->>'summary' AS summary,
-      r.body->'requester'->>'userName' AS "requesterName", r.body->'requester'->>'agentName' AS "agentName",
-      r."approverGroup", r."approvalsRequired", t.status AS "taskStatus", r."createdAt", r.deadline,
-      (SELECT count(*)::int FROM "Review" v WHERE v."requestId" = r.id AND v.decision = 'approve') AS approvals
-    FROM "ApprovalRequest" r
-    JOIN "Task" t ON t.id = r."taskId"
-    WHERE ${filters(viewer, p, now)} ${keyset}
-    ORDER BY ${sort.column} ${Prisma.raw(dir)}, r.id ${Prisma.raw(dir)}
+    SELECT u.id, u."taskId", u.body->>'tool' AS tool, u.body->>'summary' AS summary,
+      u.body->'requester'->>'userName' AS "requesterName", u.body->'requester'->>'agentName' AS "agentName",
+      u."approverGroup", u."approvalsRequired", u."createdAt", u.deadline,
+      t.status AS "taskStatus", (t.handle = u.id) AS "taskWaits",
+      (SELECT count(*)::int FROM "Review" v WHERE v."requestId" = u.id AND v.decision = 'approve') AS approvals
+    FROM (${Prisma.join(branches, " UNION ALL ")}) u
+    LEFT JOIN "Task" t ON t.id = u."taskId"
+    ORDER BY u.${col} ${dir}, u.id ${dir}
     LIMIT ${size + 1}`;
 }
 
 export function inboxCountQuery(viewer: Viewer, p: InboxParams, now: Date): Prisma.Sql {
   return Prisma.sql`
     SELECT count(*)::int AS n FROM (
-      SELECT 1 FROM "ApprovalRequest" r JOIN "Task" t ON t.id = r."taskId"
-      WHERE ${filters(viewer, p, now)}
+      SELECT 1 FROM "ApprovalRequest" r
+      WHERE r."approverGroup" = ANY(${groupsOf(viewer, p)}::text[]) AND ${Prisma.join(requestFilters(viewer, p, now), " AND ")}
       LIMIT ${COUNT_CAP + 1}
     ) capped`;
 }
@@ -143,7 +166,7 @@ function toItem(r: Row): InboxItem {
     approverGroup: r.approverGroup,
     approvals: r.approvals,
     approvalsRequired: r.approvalsRequired,
-    taskStatus: r.taskStatus,
+    taskStatus: r.taskStatus ?? "unknown",
     createdAt: r.createdAt.toISOString(),
     deadline: r.deadline.toISOString(),
   };
@@ -161,13 +184,16 @@ export async function inboxPage(viewer: Viewer, p: InboxParams, now: Date, size 
   const backward = !p.after && !!p.before && !!decodeCursor(p.before);
   const forwardFromCursor = !!p.after && !!decodeCursor(p.after);
   const more = rows.length > size;
-  const page = rows.slice(0, size);
-  if (backward) page.reverse();
+  const window = rows.slice(0, size);
+  if (backward) window.reverse();
   const key = (r: Row) => (p.sort === "expiring" ? r.deadline : r.createdAt);
-  const first = page[0];
-  const last = page[page.length - 1];
+  // Cursors come from the page's window, so a row hidden below is never shown on the next page either.
+  const first = window[0];
+  const last = window[window.length - 1];
   const next = last && (backward || more) ? encodeCursor({ at: key(last), id: last.id }) : null;
   const prev = first && (forwardFromCursor || (backward && more)) ? encodeCursor({ at: key(first), id: first.id }) : null;
+  // A request whose task no longer waits on it is about to be withdrawn: nothing to act on.
+  const page = window.filter((r) => r.taskWaits !== false && (r.taskStatus === "working" || r.taskStatus === "input_required"));
   const n = count[0]?.n ?? 0;
   return { now: now.toISOString(), items: page.map(toItem), next, prev, total: Math.min(n, COUNT_CAP), totalCapped: n > COUNT_CAP };
 }
