@@ -3,6 +3,7 @@ import { z } from "zod";
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { hashToken, newAgentToken } from "../auth/agents";
+import { withdrawTasksOf } from "../execution/withdraw";
 
 export const AgentInput = z.object({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{1,40}$/, "lowercase letters, digits and dashes"),
@@ -23,13 +24,16 @@ export async function createAgent(input: z.infer<typeof AgentInput>, actorUserId
 }
 
 /**
- * Revokes an agent's token: its next MCP request is refused (401), and its pending tasks can no longer execute:
- * re-evaluation and the execution claim both require a valid principal, so they complete denied-not-executed.
+ * Revokes an agent's token: its next MCP request is refused (401), and its pending tasks can no longer execute
+ * (re-evaluation and the execution claim both require a valid principal): they are completed denied-not-executed
+ * at once and withdrawn from the inbox.
  */
 export async function revokeAgent(agentId: string, actorUserId: string, now: Date): Promise<boolean> {
-  return db().$transaction(async (tx) => {
+  const revoked = await db().$transaction(async (tx) => {
     const n = await tx.agent.updateMany({ where: { id: agentId, revokedAt: null }, data: { revokedAt: now } });
     if (n.count === 1) await appendAudit(tx, { type: "agent.revoked", actor: `user:${actorUserId}`, data: { agentId }, at: now });
     return n.count === 1;
   });
+  if (revoked) await withdrawTasksOf([agentId], now);
+  return revoked;
 }

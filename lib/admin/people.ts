@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
+import { withdrawTasksOf } from "../execution/withdraw";
 
 export const UserUpdate = z.object({
   userId: z.string().uuid(),
@@ -17,7 +18,7 @@ export const UserUpdate = z.object({
 export async function updateUser(input: z.infer<typeof UserUpdate>, actorUserId: string, now: Date) {
   const u = UserUpdate.parse(input);
   if (u.userId === actorUserId && (u.role !== "admin" || !u.active)) throw new Error("You cannot remove your own admin access.");
-  return db().$transaction(async (tx) => {
+  const updated = await db().$transaction(async (tx) => {
     const before = await tx.user.findUniqueOrThrow({ where: { id: u.userId } });
     const after = await tx.user.update({ where: { id: u.userId }, data: { role: u.role, groups: [...new Set(u.groups)], active: u.active } });
     await appendAudit(tx, {
@@ -28,4 +29,10 @@ export async function updateUser(input: z.infer<typeof UserUpdate>, actorUserId:
     });
     return after;
   });
+  // A deactivated user's agents can no longer act for them: their unclaimed tasks end now.
+  if (!updated.active) {
+    const agents = await db().agent.findMany({ where: { userId: updated.id }, select: { id: true } });
+    await withdrawTasksOf(agents.map((a) => a.id), now);
+  }
+  return updated;
 }
