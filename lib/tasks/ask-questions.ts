@@ -10,7 +10,8 @@ import { isEligibleReviewer } from "../approvals/eligibility";
 import { sanitizeForModel } from "../sanitize";
 import type { InputQuestion } from "./types";
 
-export type AskQuestionsInput = { requestId: string; reviewerId: string; questions: Record<string, InputQuestion> };
+/** `asked`: the words as the asker wrote them, kept for reviewers (the message may wrap them). */
+export type AskQuestionsInput = { requestId: string; reviewerId: string; questions: Record<string, InputQuestion & { asked?: string }> };
 export type AskQuestionsResult = { ok: true; taskId: string; keys: string[] } | { ok: false; error: string };
 
 const KEY = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -38,7 +39,7 @@ export async function askQuestions(input: AskQuestionsInput, now: Date): Promise
       });
       if (n.count !== 1) throw new NotWaiting();
       for (const k of keys) {
-        await tx.clarification.create({ data: { taskId: req.taskId, requestId: req.id, key: k, question: requests[k].message, askedBy: reviewer.id, askedAt: now } });
+        await tx.clarification.create({ data: { taskId: req.taskId, requestId: req.id, key: k, question: input.questions[k].asked ?? requests[k].message, askedBy: reviewer.id, askedAt: now } });
       }
       await appendAudit(tx, { type: "task.input-requested", actor: `user:${reviewer.id}`, taskId: req.taskId, requestId: req.id, data: { keys }, at: now });
       return { ok: true, taskId: req.taskId, keys };
