@@ -5,8 +5,7 @@
  * default, or a fresh database created on the PostgreSQL server named by DATABASE_URL (created and dropped here;
  * the database in the URL itself is not touched) — then times the inbox exactly as the page runs it: the server
  * time of `inboxPage` (lib/inbox/inbox.ts, the function /inbox and /api/inbox call), beside the raw SQL time of the
- * same statement (`inboxQuery`, timed with $queryRaw and with EXPLAIN ANALYZE). Runs once with the schema's
- * indexes and once more after adding the index proposed for the soonest-deadline sort and for history.
+ * same statement (`inboxQuery`, timed with $queryRaw and with EXPLAIN ANALYZE), with the schema's indexes.
  *
  *   TASKS=100000 PENDING=10000 RUNS=7 npx tsx scripts/bench-inbox.ts
  *   DATABASE_URL=postgres://user@127.0.0.1:5432/postgres npx tsx scripts/bench-inbox.ts
@@ -175,14 +174,6 @@ async function explainMs(sql: import("../lib/db/client").Prisma.Sql): Promise<{ 
 }
 
 type Viewer = { id: string; role: string; groups: string[] };
-
-/** The indexes proposed for prisma/schema.prisma: [model, @@index line, the SQL Prisma would generate]. */
-const PROPOSED: [string, string, string][] = [
-  ["ApprovalRequest", "@@index([status, approverGroup, deadline])", `CREATE INDEX "ApprovalRequest_status_approverGroup_deadline_idx" ON "ApprovalRequest"(status, "approverGroup", deadline)`],
-  ["ApprovalRequest", "@@index([approverGroup, decidedAt])", `CREATE INDEX "ApprovalRequest_approverGroup_decidedAt_idx" ON "ApprovalRequest"("approverGroup", "decidedAt")`],
-  ["ApprovalRequest", "@@index([decidedAt])", `CREATE INDEX "ApprovalRequest_decidedAt_idx" ON "ApprovalRequest"("decidedAt")`],
-  ["Review", "@@index([reviewerId])", `CREATE INDEX "Review_reviewerId_idx" ON "Review"("reviewerId")`],
-];
 type Case = { label: string; viewer: Viewer; raw: Record<string, string> };
 
 const fmt = (ms: number) => `${ms.toFixed(1).padStart(7)} ms`;
@@ -251,18 +242,6 @@ try {
   await runHistory(theo, "treasury reviewer history, first page");
   await runHistory({ ...theo, role: "admin", groups: [] }, "admin history, first page");
 
-  log("");
-  log("-- after adding the proposed indexes --");
-  for (const [model, prisma, sql] of PROPOSED) {
-    log(`   ${model}: ${prisma}`);
-    await db().$executeRawUnsafe(sql);
-  }
-  await db().$executeRawUnsafe(`ANALYZE "ApprovalRequest"`);
-  await db().$executeRawUnsafe(`ANALYZE "Review"`);
-  await runCases(cases, now, false);
-  log("");
-  await runHistory(theo, "treasury reviewer history, first page");
-  await runHistory({ ...theo, role: "admin", groups: [] }, "admin history, first page");
 } finally {
   await closeDb();
   await db0.drop();
