@@ -5,6 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { InboxItem, InboxPage } from "@/lib/inbox/inbox";
 import { toQuery, type InboxParams } from "@/lib/inbox/params";
 import { TimeLeft } from "./TimeLeft";
+import { FilterSelect } from "@/components/FilterSelect";
 
 export type { InboxItem, InboxPage };
 
@@ -80,53 +81,10 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Pr
             className="mt-0.5 block w-full rounded-md border border-slate-300 px-2 py-1.5 text-sm"
           />
         </div>
-        <div>
-          <label htmlFor="inbox-tool" className="block text-xs font-medium text-slate-700">
-            Tool
-          </label>
-          <select id="inbox-tool" name="tool" defaultValue={params.tool ?? ""} className="mt-0.5 block w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-            <option value="">All tools</option>
-            {tools.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label htmlFor="inbox-group" className="block text-xs font-medium text-slate-700">
-            Group
-          </label>
-          <select id="inbox-group" name="group" defaultValue={params.group ?? ""} className="mt-0.5 block w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-            <option value="">All my groups</option>
-            {groups.map((g) => (
-              <option key={g} value={g}>
-                {g}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label htmlFor="inbox-status" className="block text-xs font-medium text-slate-700">
-            Status
-          </label>
-          <select id="inbox-status" name="status" defaultValue={params.status} className="mt-0.5 block w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-            {Object.entries(STATUS_LABELS).map(([v, label]) => (
-              <option key={v} value={v}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label htmlFor="inbox-sort" className="block text-xs font-medium text-slate-700">
-            Sort
-          </label>
-          <select id="inbox-sort" name="sort" defaultValue={params.sort} className="mt-0.5 block w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-            <option value="newest">Newest first</option>
-            <option value="expiring">Soonest deadline first</option>
-          </select>
-        </div>
+        <FilterSelect id="inbox-tool" name="tool" label="Tool" value={params.tool} anyLabel="All tools" options={tools} />
+        <FilterSelect id="inbox-group" name="group" label="Group" value={params.group} anyLabel="All my groups" options={groups} />
+        <FilterSelect id="inbox-status" name="status" label="Status" value={params.status} options={Object.entries(STATUS_LABELS)} />
+        <FilterSelect id="inbox-sort" name="sort" label="Sort" value={params.sort} options={[["newest", "Newest first"], ["expiring", "Soonest deadline first"]]} />
         <div className="col-span-2 flex gap-2 sm:col-span-1">
           <button type="submit" className="rounded-md bg-indigo-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-indigo-800">
             Apply

@@ -39,34 +39,22 @@ suite="$cache/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 log "suite $(node -p "require(require('path').resolve(process.argv[1], 'node_modules/@modelcontextprotocol/conformance/package.json')).version" "$cache") on Node $("$node22" --version)"
 
 # --- 2. a conformance-mode server on a scratch database --------------------------------------------------------
-data=$(mktemp -d)
 server_log="$out/conformance-server.log"
-env -u DATABASE_URL COUNTERSIGN_DATA_DIR="$data" COUNTERSIGN_SANDBOX_DIR="$data/sandbox" PORT="$port" \
-  COUNTERSIGN_CONFORMANCE=1 COUNTERSIGN_SWEEP_MS=500 COUNTERSIGN_POLL_INTERVAL_MS=500 \
-  COUNTERSIGN_MAX_PENDING_PER_AGENT=100000 COUNTERSIGN_SUBMISSIONS_PER_MINUTE=100000 \
-  node node_modules/tsx/dist/cli.mjs scripts/start.ts >"$server_log" 2>&1 &
-server=$!
+. scripts/scratch-server.sh
+start_scratch_server "$port" "$server_log" COUNTERSIGN_CONFORMANCE=1 COUNTERSIGN_POLL_INTERVAL_MS=500 \
+  COUNTERSIGN_MAX_PENDING_PER_AGENT=100000 COUNTERSIGN_SUBMISSIONS_PER_MINUTE=100000
 proxy=""
 cleanup() {
   [ -n "$proxy" ] && kill -TERM "$proxy" 2>/dev/null
-  kill -TERM "$server" 2>/dev/null
-  for _ in $(seq 1 50); do kill -0 "$server" 2>/dev/null || break; sleep 0.2; done
-  kill -KILL "$server" 2>/dev/null
-  rm -rf "$data"
+  stop_scratch_server
 }
 trap cleanup EXIT
-ready=0
-for _ in $(seq 1 600); do
-  if curl -fsS -o /dev/null "http://127.0.0.1:$port/login" 2>/dev/null; then ready=1; break; fi
-  kill -0 "$server" 2>/dev/null || break
-  sleep 1
-done
-if [ "$ready" != 1 ]; then
+if ! wait_scratch_server "$port"; then
   log "the conformance-mode server did not start; its log:"
   tail -50 "$server_log"
   exit 1
 fi
-db_port=$(node -p "JSON.parse(require('fs').readFileSync('$data/owner.json','utf8')).port")
+db_port=$(node -p "JSON.parse(require('fs').readFileSync('$scratch_data/owner.json','utf8')).port")
 log "server on http://127.0.0.1:$port (conformance mode, database on 127.0.0.1:$db_port)"
 
 status=0

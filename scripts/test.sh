@@ -35,25 +35,11 @@ fi
 
 echo "[test] end-to-end tests in Chromium"
 port="${E2E_PORT:-3217}"
-data=$(mktemp -d)
 log="$out/server.log"
-env -u DATABASE_URL COUNTERSIGN_DATA_DIR="$data" PORT="$port" COUNTERSIGN_SWEEP_MS=500 \
-  node node_modules/tsx/dist/cli.mjs scripts/start.ts >"$log" 2>&1 &
-server=$!
-cleanup() {
-  kill -TERM "$server" 2>/dev/null
-  for _ in $(seq 1 50); do kill -0 "$server" 2>/dev/null || break; sleep 0.2; done
-  kill -KILL "$server" 2>/dev/null
-  rm -rf "$data"
-}
-trap cleanup EXIT
-ready=0
-for _ in $(seq 1 600); do
-  if curl -fsS -o /dev/null "http://127.0.0.1:$port/login" 2>/dev/null; then ready=1; break; fi
-  kill -0 "$server" 2>/dev/null || break
-  sleep 1
-done
-if [ "$ready" = 1 ]; then
+. scripts/scratch-server.sh
+start_scratch_server "$port" "$log"
+trap stop_scratch_server EXIT
+if wait_scratch_server "$port"; then
   BASE_URL="http://127.0.0.1:$port" PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright.json" \
     npx playwright test --reporter=list,json || status=1
 else

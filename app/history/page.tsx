@@ -8,6 +8,7 @@ import { historyPage } from "@/lib/inbox/history";
 import { OUTCOMES, parseHistoryParams, toQuery } from "@/lib/inbox/params";
 import { listTools } from "@/lib/tools/registry";
 import { approverGroups } from "@/lib/inbox/groups";
+import { FilterSelect } from "@/components/FilterSelect";
 
 export const metadata: Metadata = { title: "History" };
 export const dynamic = "force-dynamic";
@@ -40,45 +41,9 @@ export default async function HistoryPage({ searchParams }: { searchParams: Prom
           </label>
           <input id="history-q" name="q" type="search" maxLength={100} defaultValue={params.q ?? ""} className="mt-0.5 block w-full rounded-md border border-slate-300 px-2 py-1.5 text-sm" />
         </div>
-        <div>
-          <label htmlFor="history-tool" className="block text-xs font-medium text-slate-700">
-            Tool
-          </label>
-          <select id="history-tool" name="tool" defaultValue={params.tool ?? ""} className="mt-0.5 block w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-            <option value="">All tools</option>
-            {tools.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label htmlFor="history-group" className="block text-xs font-medium text-slate-700">
-            Group
-          </label>
-          <select id="history-group" name="group" defaultValue={params.group ?? ""} className="mt-0.5 block w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-            <option value="">All groups</option>
-            {groups.map((g) => (
-              <option key={g} value={g}>
-                {g}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label htmlFor="history-outcome" className="block text-xs font-medium text-slate-700">
-            Outcome
-          </label>
-          <select id="history-outcome" name="outcome" defaultValue={params.outcome ?? ""} className="mt-0.5 block w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-            <option value="">Any outcome</option>
-            {OUTCOMES.map((o) => (
-              <option key={o} value={o}>
-                {OUTCOME_LABELS[o]}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="history-tool" name="tool" label="Tool" value={params.tool} anyLabel="All tools" options={tools} />
+        <FilterSelect id="history-group" name="group" label="Group" value={params.group} anyLabel="All groups" options={groups} />
+        <FilterSelect id="history-outcome" name="outcome" label="Outcome" value={params.outcome} anyLabel="Any outcome" options={OUTCOMES.map((o) => [o, OUTCOME_LABELS[o]] as const)} />
         <div className="col-span-2 flex gap-2 sm:col-span-1">
           <button type="submit" className="rounded-md bg-indigo-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-indigo-800">
             Apply
