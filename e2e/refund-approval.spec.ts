@@ -4,88 +4,19 @@
  * outcome and its disposition. Runs against a server with fresh demo data (scripts/start.ts seeds it).
  */
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
-import { DEMO_AGENTS, DEMO_PASSWORD, DEMO_USERS } from "../lib/db/seed";
+import { DISPOSITION_KEY, LENA as lead, SUPPORT_BOT, type Json, callTool as agentCall, getTask as agentGet, signIn as signInForm, taskReaching } from "./support";
 
-const REVISION = "2026-07-28";
-const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
-const DISPOSITION_KEY = "io.modelcontextprotocol/tool-approval-disposition";
-
-const agentToken = DEMO_AGENTS.find((a) => a.name === "support-bot")!.token;
-const lead = DEMO_USERS.find((u) => u.email === "lena.lead@countersign.test")!;
-
-type Json = Record<string, any>;
-let rpcId = 1;
-
-/**
- * One JSON-RPC request to /mcp as the support agent, with the 2026-07-28 standard headers and the per-request
- * `_meta` envelope declaring the tasks extension (as scripts/agent.ts sends it).
- */
-async function mcp(request: APIRequestContext, method: string, params: Json, name: string): Promise<Json> {
-  const id = `e2e-${rpcId++}`;
-  const res = await request.post("/mcp", {
-    headers: {
-      Authorization: `Bearer ${agentToken}`,
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": REVISION,
-      "Mcp-Method": method,
-      "Mcp-Name": name,
-    },
-    data: {
-      jsonrpc: "2.0",
-      id,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": REVISION,
-          "io.modelcontextprotocol/clientInfo": { name: "countersign-e2e", version: "0.1.0" },
-          "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
-        },
-      },
-    },
-  });
-  const text = await res.text();
-  expect(res.status(), text).toBe(200);
-  const message = parseRpc(text, res.headers()["content-type"] ?? "");
-  expect(message.id).toBe(id);
-  expect(message.error, JSON.stringify(message.error)).toBeUndefined();
-  return message.result as Json;
-}
-
-/** A JSON body, or the JSON-RPC message in an SSE stream. */
-function parseRpc(text: string, contentType: string): Json {
-  if (!contentType.includes("text/event-stream")) return JSON.parse(text);
-  const data = text
-    .split(/\r?\n/)
-    .filter((l) => l.startsWith("data:"))
-    .map((l) => l.slice(5).trim())
-    .filter(Boolean);
-  return JSON.parse(data[data.length - 1]);
-}
-
-const callTool = (request: APIRequestContext, tool: string, args: Json) =>
-  mcp(request, "tools/call", { name: tool, arguments: args }, tool);
-
-const getTask = (request: APIRequestContext, taskId: string) => mcp(request, "tasks/get", { taskId }, taskId);
-
+// This spec acts as the support-bot agent throughout.
+const callTool = (request: APIRequestContext, tool: string, args: Json) => agentCall(request, SUPPORT_BOT, tool, args);
+const getTask = (request: APIRequestContext, taskId: string) => agentGet(request, SUPPORT_BOT, taskId);
 /** Polls tasks/get until the task leaves `working`, then returns it. */
-async function settledTask(request: APIRequestContext, taskId: string): Promise<Json> {
-  let task: Json = {};
-  await expect
-    .poll(async () => (task = await getTask(request, taskId)).status, { timeout: 20_000, intervals: [250, 500, 1000] })
-    .not.toBe("working");
-  return task;
-}
+const settledTask = (request: APIRequestContext, taskId: string) => taskReaching(request, SUPPORT_BOT, taskId, ["input_required", "completed", "failed", "cancelled"]);
 
+/** Signed out, the app sends you to the sign-in form; signing in lands on the inbox. */
 async function signIn(page: Page, email: string): Promise<void> {
   await page.goto("/");
   await expect(page).toHaveURL(/\/login$/);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page).toHaveURL(/\/inbox$/);
-  await expect(page.getByTestId("signed-in-user")).toContainText(lead.name);
+  await signInForm(page, email);
 }
 
 /** Opens the newest inbox entry for `orderId` and checks it is the request of task `taskId`. */

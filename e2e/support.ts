@@ -7,9 +7,8 @@ import fs from "node:fs";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type APIRequestContext, type Browser, type BrowserContext, type Locator, type Page, type TestInfo } from "@playwright/test";
 import { DEMO_AGENTS, DEMO_PASSWORD, DEMO_USERS } from "../lib/db/seed";
+import { buildRpcRequest, parseRpcBody } from "../lib/mcp/raw-request";
 
-export const REVISION = "2026-07-28";
-export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 export const DISPOSITION_KEY = "io.modelcontextprotocol/tool-approval-disposition";
 
 export const SUPPORT_BOT = DEMO_AGENTS.find((a) => a.name === "support-bot")!.token;
@@ -33,57 +32,25 @@ export function unique(): string {
 let rpcId = 1;
 
 /** One JSON-RPC request to /mcp as the agent holding `token`: the HTTP status and the JSON-RPC message. */
-export async function mcpRaw(request: APIRequestContext, token: string, method: string, params: Json = {}): Promise<{ status: number; message: Json | null; text: string }> {
+export async function mcpRaw(request: APIRequestContext, token: string, method: string, params: Json = {}): Promise<{ status: number; message: Json | null; text: string; id: string }> {
   const id = `e2e-${rpcId++}`;
-  const name = typeof params.name === "string" ? params.name : typeof params.taskId === "string" ? params.taskId : null;
-  const res = await request.post("/mcp", {
-    headers: {
-      Authorization: `Bearer ${token}`,
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": REVISION,
-      "Mcp-Method": method,
-      ...(name ? { "Mcp-Name": name } : {}),
-    },
-    data: {
-      jsonrpc: "2.0",
-      id,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": REVISION,
-          "io.modelcontextprotocol/clientInfo": { name: "countersign-e2e", version: "0.1.0" },
-          "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS_EXTENSION]: {} } },
-        },
-      },
-    },
-  });
+  const { headers, body } = buildRpcRequest(method, params, { token, id, clientName: "countersign-e2e" });
+  const res = await request.post("/mcp", { headers, data: body });
   const text = await res.text();
   let message: Json | null = null;
   try {
-    message = parseRpc(text, res.headers()["content-type"] ?? "");
+    message = parseRpcBody(text, res.headers()["content-type"] ?? "");
   } catch {
     message = null;
   }
-  return { status: res.status(), message, text };
-}
-
-/** A JSON body, or the last JSON-RPC message in an SSE stream. */
-function parseRpc(text: string, contentType: string): Json {
-  if (!contentType.includes("text/event-stream")) return JSON.parse(text);
-  const data = text
-    .split(/\r?\n/)
-    .filter((l) => l.startsWith("data:"))
-    .map((l) => l.slice(5).trim())
-    .filter(Boolean);
-  return JSON.parse(data[data.length - 1]);
+  return { status: res.status(), message, text, id };
 }
 
 /** A successful JSON-RPC call: its result. */
 export async function mcp(request: APIRequestContext, token: string, method: string, params: Json = {}): Promise<Json> {
-  const { status, message, text } = await mcpRaw(request, token, method, params);
+  const { status, message, text, id } = await mcpRaw(request, token, method, params);
   expect(status, text).toBe(200);
+  expect(message?.id).toBe(id);
   expect(message?.error, JSON.stringify(message?.error)).toBeUndefined();
   return message!.result as Json;
 }

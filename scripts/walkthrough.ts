@@ -9,14 +9,13 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { TASKS, TASKS_AND_FORMS, buildRpcRequest, parseRpcBody } from "../lib/mcp/raw-request";
 
 const root = path.resolve(import.meta.dirname, "..");
 const port = Number(process.env.WALKTHROUGH_PORT ?? 3237);
 const base = `http://127.0.0.1:${port}`;
 const TOKEN = "cs_demo-support-bot-token-not-for-production-0001";
 const OPS_TOKEN = "cs_demo-ops-bot-token-not-for-production-000002";
-const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
-const TASKS_AND_FORMS = { ...TASKS, elicitation: { form: {} } };
 
 type Json = Record<string, any>;
 const out: string[] = [];
@@ -31,41 +30,16 @@ async function exchange(
   params: Json,
   opts: { token?: string | null; caps?: object; headers?: Record<string, string>; note?: string; meta?: boolean } = {},
 ): Promise<{ status: number; body: any }> {
-  const name = typeof params.name === "string" ? params.name : typeof params.taskId === "string" ? params.taskId : undefined;
-  const headers: Record<string, string> = {
-    "Content-Type": "application/json",
-    Accept: "application/json, text/event-stream",
-    "MCP-Protocol-Version": "2026-07-28",
-    "Mcp-Method": method,
-    ...(name ? { "Mcp-Name": name } : {}),
-    ...(opts.token === null ? {} : { Authorization: `Bearer ${opts.token ?? TOKEN}` }),
-    ...(opts.headers ?? {}),
-  };
-  const body = {
-    jsonrpc: "2.0",
+  const { headers, body: wire } = buildRpcRequest(method, params, {
+    ...opts,
     id: id++,
-    method,
-    params: {
-      ...params,
-      ...(opts.meta === false
-        ? {}
-        : {
-            _meta: {
-              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-              "io.modelcontextprotocol/clientInfo": { name: "walkthrough-agent", version: "1" },
-              "io.modelcontextprotocol/clientCapabilities": opts.caps ?? TASKS,
-            },
-          }),
-    },
-  };
-  const res = await fetch(`${base}/mcp`, { method: "POST", headers, body: JSON.stringify(body) });
+    clientName: "walkthrough-agent",
+    token: opts.token === undefined ? TOKEN : opts.token,
+  });
+  const body = JSON.parse(wire);
+  const res = await fetch(`${base}/mcp`, { method: "POST", headers, body: wire });
   const text = await res.text();
-  let parsed: any = null;
-  if ((res.headers.get("content-type") ?? "").includes("text/event-stream")) {
-    parsed = text.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5))).reverse()[0];
-  } else if (text) {
-    parsed = JSON.parse(text);
-  }
+  const parsed = parseRpcBody(text, res.headers.get("content-type") ?? "");
   md(`#### ${title}`);
   md();
   if (opts.note) {

@@ -2,6 +2,7 @@
 
 import { useActionState, useId } from "react";
 import type { AgentFormState, FormState } from "@/app/admin/people/actions";
+import { ShownOnce } from "./ShownOnce";
 
 type Action<S> = (prev: S, formData: FormData) => Promise<S>;
 
@@ -92,12 +93,11 @@ export function CreateAgentForm({ users, action }: { users: { id: string; name: 
         </p>
       )}
       {state.status === "done" && (
-        <div role="status" className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm text-amber-950">
-          <p className="font-medium">Agent {state.name} created. Copy its token now: it is shown only once and stored only as a hash.</p>
-          <p className="mt-2 rounded bg-white px-2 py-1 font-mono text-xs break-all text-slate-900 select-all" data-testid="new-token">
-            {state.token}
-          </p>
-        </div>
+        <ShownOnce
+          title={`Agent ${state.name} created. Copy its token now: it is shown only once and stored only as a hash.`}
+          value={state.token}
+          testId="new-token"
+        />
       )}
     </div>
   );

@@ -3,24 +3,10 @@
 import { useMutation } from "@tanstack/react-query";
 import { useActionState, useId, useState, type ReactNode } from "react";
 import type { RuleFormState } from "@/app/admin/policy/actions";
+import type { Rule } from "@/lib/policy/evaluate";
 
-export type EditableRule = {
-  ruleKey: string;
-  tool: string;
-  version: number;
-  description: string;
-  field: string;
-  operator: string;
-  value: string;
-  effect: string;
-  approverGroup: string | null;
-  approvalsRequired: number;
-  requestDeadlineSec: number;
-  approvalValiditySec: number;
-  requireJustification: boolean;
-  reason: string;
-  active: boolean;
-};
+/** A rule version as the editor shows it: the policy's own rule, plus its description and whether it is current. */
+export type EditableRule = Omit<Rule, "id"> & { description: string; active: boolean };
 
 type Draft = Record<keyof Omit<EditableRule, "version" | "requireJustification" | "active">, string> & {
   requireJustification: boolean;

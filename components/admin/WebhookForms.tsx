@@ -2,6 +2,7 @@
 
 import { useActionState } from "react";
 import type { SimpleState, WebhookFormState } from "@/app/admin/webhooks/actions";
+import { ShownOnce } from "./ShownOnce";
 
 type Action<S> = (prev: S, formData: FormData) => Promise<S>;
 
@@ -36,13 +37,9 @@ export function CreateWebhookForm({ events, action }: { events: readonly string[
         </p>
       )}
       {state.status === "done" && (
-        <div role="status" className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm text-amber-950">
-          <p className="font-medium">Registered {state.url}. Copy the signing secret now: it is shown only once.</p>
-          <p className="mt-2 rounded bg-white px-2 py-1 font-mono text-xs break-all text-slate-900 select-all" data-testid="new-secret">
-            {state.secret}
-          </p>
+        <ShownOnce title={`Registered ${state.url}. Copy the signing secret now: it is shown only once.`} value={state.secret} testId="new-secret">
           <p className="mt-1 text-xs">Receivers verify the webhook-signature header with it (Standard Webhooks).</p>
-        </div>
+        </ShownOnce>
       )}
     </div>
   );

@@ -5,28 +5,19 @@
  */
 import { db, Prisma } from "@/lib/db/client";
 import { decodeCursor, encodeCursor } from "./cursor";
-import type { Viewer } from "./inbox";
+import type { RequestListItem, Viewer } from "./inbox";
 import type { HistoryParams, Outcome } from "./params";
 import { containsPattern } from "./search";
 
 export const HISTORY_PAGE_SIZE = 25;
 
-export type HistoryItem = {
-  id: string;
-  taskId: string;
-  tool: string;
-  summary: string;
-  requesterName: string;
-  agentName: string;
-  approverGroup: string;
+export type HistoryItem = RequestListItem & {
   requestStatus: string;
   taskStatus: string | null;
   disposition: string | null;
   outcome: Outcome;
   ruleKey: string | null;
   ruleVersion: number | null;
-  approvals: number;
-  approvalsRequired: number;
   decidedAt: string;
 };
 

@@ -21,7 +21,8 @@ export const INBOX_PAGE_SIZE = 25;
 /** The count shown above the list stops here ("1000+"): counting further would cost more than it tells. */
 export const COUNT_CAP = 1000;
 
-export type InboxItem = {
+/** What every list of approval requests shows of one request (the inbox and the history). */
+export type RequestListItem = {
   id: string;
   taskId: string;
   tool: string;
@@ -31,6 +32,9 @@ export type InboxItem = {
   approverGroup: string;
   approvals: number;
   approvalsRequired: number;
+};
+
+export type InboxItem = RequestListItem & {
   /** working, or input_required while a question to the requester is open. */
   taskStatus: string;
   createdAt: string;

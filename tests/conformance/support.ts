@@ -12,14 +12,14 @@ import { randomInt } from "node:crypto";
 import { expect } from "vitest";
 import { db } from "../../lib/db/client";
 import { DEMO_AGENTS } from "../../lib/db/seed";
+import { TASKS, TASKS_AND_FORMS, buildRpcRequest, parseRpcBody } from "../../lib/mcp/raw-request";
 
 // Not BASE_URL: Vite defines that one ("/") inside Vitest.
 export const BASE_URL = process.env.COUNTERSIGN_BASE_URL ?? "";
 export const MCP_URL = `${BASE_URL.replace(/\/$/, "")}/mcp`;
 export const SUPPORT_BOT = DEMO_AGENTS[0].token;
 export const OPS_BOT = DEMO_AGENTS[1].token;
-export const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
-export const TASKS_AND_FORMS = { ...TASKS, elicitation: { form: {} } };
+export { TASKS, TASKS_AND_FORMS };
 export const AUTH_KEY = "io.modelcontextprotocol/authorization";
 export const DISPOSITION_KEY = "io.modelcontextprotocol/tool-approval-disposition";
 export const IMMEDIATE_KEY = "io.modelcontextprotocol/model-immediate-response";
@@ -30,43 +30,15 @@ let nextId = 1;
 
 /** One JSON-RPC request over HTTP with the 2026-07-28 headers and per-request _meta envelope. */
 export async function rpc(method: string, params: Record<string, unknown> = {}, opts: { token?: string | null; caps?: object; headers?: Record<string, string>; raw?: string } = {}): Promise<Reply> {
-  const name = typeof params.name === "string" ? params.name : typeof params.taskId === "string" ? params.taskId : undefined;
-  const headers: Record<string, string> = {
-    "Content-Type": "application/json",
-    Accept: "application/json, text/event-stream",
-    "MCP-Protocol-Version": "2026-07-28",
-    "Mcp-Method": method,
-    ...(name ? { "Mcp-Name": name } : {}),
-    ...(opts.token === null ? {} : { Authorization: `Bearer ${opts.token ?? SUPPORT_BOT}` }),
-    ...(opts.headers ?? {}),
-  };
-  const body =
-    opts.raw ??
-    JSON.stringify({
-      jsonrpc: "2.0",
-      id: nextId++,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientInfo": { name: "countersign-blackbox", version: "1" },
-          "io.modelcontextprotocol/clientCapabilities": opts.caps ?? TASKS,
-        },
-      },
-    });
+  const { headers, body } = buildRpcRequest(method, params, {
+    ...opts,
+    id: nextId++,
+    clientName: "countersign-blackbox",
+    token: opts.token === undefined ? SUPPORT_BOT : opts.token,
+  });
   const res = await fetch(MCP_URL, { method: "POST", headers, body });
   const text = await res.text();
-  let parsed: any = null;
-  if (text) {
-    if ((res.headers.get("content-type") ?? "").includes("text/event-stream")) {
-      const data = text.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => JSON.parse(l.slice(5)));
-      parsed = data.reverse().find((m) => "result" in m || "error" in m) ?? null;
-    } else {
-      parsed = JSON.parse(text);
-    }
-  }
-  return { status: res.status, headers: res.headers, text, body: parsed };
+  return { status: res.status, headers: res.headers, text, body: parseRpcBody(text, res.headers.get("content-type") ?? "") };
 }
 
 export const callTool = (name: string, args: Record<string, unknown>, opts: Parameters<typeof rpc>[2] & { extra?: Record<string, unknown> } = {}) =>
