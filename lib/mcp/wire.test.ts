@@ -1,4 +1,4 @@
-import { isCreateTaskResultV2, isDetailedTaskV2 } from "@modelcontextprotocol/ext-tasks/core/v2";
+import { CallToolResultV2Schema, GetTaskResultV2Schema, isCreateTaskResultV2, isDetailedTaskV2 } from "@modelcontextprotocol/ext-tasks/core/v2";
 import { describe, expect, it } from "vitest";
 import type { TaskView, ToolOutcome } from "../tasks/types";
 import {
@@ -106,6 +106,7 @@ describe("tasks/get", () => {
       ttlMs: 604800000,
       pollIntervalMs: 15000,
       result: {
+        resultType: "complete",
         content: [{ type: "text", text: "Transfer of $50,000 to acct-991 completed." }],
         isError: false,
         _meta: { "io.modelcontextprotocol/tool-approval-disposition": "approved-executed" },
@@ -144,6 +145,36 @@ describe("tasks/get", () => {
     expect(wire).not.toHaveProperty("result");
     expect(wire).not.toHaveProperty("_meta");
     expect(isDetailedTaskV2(JSON.parse(JSON.stringify(wire)))).toBe(true);
+  });
+
+  it("a completed task's inlined result carries resultType complete, as every 2026-07-28 result does", () => {
+    for (const disposition of ["approved-executed", "denied-not-executed", "execution-error", "outcome-unknown"] as const) {
+      const wire = getTaskResultToWire(completed({ text: "done", isError: disposition !== "approved-executed", disposition }));
+      expect(wire.result?.resultType).toBe("complete");
+      expect(CallToolResultV2Schema.safeParse(JSON.parse(JSON.stringify(wire.result))).success).toBe(true);
+    }
+  });
+
+  it.each([
+    ["working", task()],
+    ["working, no longer denied", task({ pending: false })],
+    ["input_required", task({ status: "input_required", inputRequests: { q: { message: "Which ticket?", requestedSchema: { type: "object", properties: { answer: { type: "string" } } } } } })],
+    ["completed", completed({ text: "Refund R-1 issued.", isError: false, structured: { refund_id: "R-1" }, disposition: "approved-executed" })],
+    ["completed, denied", completed({ text: "Denied; the tool did not run.", isError: true, disposition: "denied-not-executed" })],
+    ["completed without a stored result", task({ status: "completed", pending: false })],
+    ["failed", task({ status: "failed", pending: false, error: { code: -32603, message: "Approval backend unavailable" } })],
+    ["failed without a stored error", task({ status: "failed", pending: false })],
+    ["cancelled", task({ status: "cancelled", pending: false })],
+  ])("%s: parses as the tasks extension's tasks/get result once the SDK stamps resultType", (_label, t) => {
+    const wire = JSON.parse(JSON.stringify({ ...getTaskResultToWire(t), resultType: "complete" }));
+    expect(GetTaskResultV2Schema.safeParse(wire).success).toBe(true);
+    if (wire.status === "completed") expect(CallToolResultV2Schema.safeParse(wire.result).success).toBe(true);
+  });
+
+  it("a completed task without a stored result reads as outcome-unknown, never as executed or not executed", () => {
+    const wire = getTaskResultToWire(task({ status: "completed", pending: false }));
+    expect(wire.result).toMatchObject({ resultType: "complete", isError: true, _meta: { [DISPOSITION_KEY]: "outcome-unknown" } });
+    expect(wire.result?.content[0].text).toMatch(/whether the tool ran is unknown/);
   });
 
   it("reports a cancelled task with neither result nor error nor envelope", () => {

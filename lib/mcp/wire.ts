@@ -47,9 +47,15 @@ export type ElicitInputRequestWire = {
   params: { mode: "form"; message: string; requestedSchema: Record<string, unknown> };
 };
 
+/**
+ * A completed task's inlined CallToolResult. The SDK stamps `resultType` only on the top level of what a handler
+ * returns, and on 2026-07-28 every result carries one, the nested one included, so it is written here.
+ */
+export type TaskToolResultWire = CallToolResultWire & { resultType: "complete" };
+
 /** A tasks/get result. No `resultType`: on 2026-07-28 the SDK stamps "complete" (a "task" here is refused). */
 export type GetTaskResultWire = TaskWire & {
-  result?: CallToolResultWire;
+  result?: TaskToolResultWire;
   error?: { code: number; message: string };
   inputRequests?: Record<string, ElicitInputRequestWire>;
   _meta?: { [AUTHORIZATION_KEY]: AuthorizationEnvelope };
@@ -109,12 +115,20 @@ export function createTaskResultToWire(task: TaskView, modelMessage: string): Cr
  */
 export function getTaskResultToWire(task: TaskView): GetTaskResultWire {
   const wire: GetTaskResultWire = taskToWire(task);
-  if (task.status === "completed" && task.result) wire.result = toolResultToWire(task.result);
-  if (task.status === "failed" && task.error) wire.error = { code: task.error.code, message: task.error.message };
+  // A completed task always has a result and a failed one an error (the tasks extension requires them); a row
+  // without one reads as what is known: the outcome is unknown, or an internal error.
+  if (task.status === "completed") wire.result = { resultType: "complete", ...toolResultToWire(task.result ?? MISSING_RESULT) };
+  if (task.status === "failed") wire.error = task.error ? { code: task.error.code, message: task.error.message } : { code: -32603, message: "Internal error" };
   if (task.status === "input_required") wire.inputRequests = inputRequestsToWire(task.inputRequests ?? {});
   if (task.pending) wire._meta = { [AUTHORIZATION_KEY]: pendingEnvelope() };
   return wire;
 }
+
+const MISSING_RESULT: ToolOutcome = {
+  text: "The task finished but its result is not available; whether the tool ran is unknown. Do not retry automatically.",
+  isError: true,
+  disposition: "outcome-unknown",
+};
 
 /** A form-mode question as an embedded `elicitation/create` request. */
 export function elicitRequestToWire(q: InputQuestion): ElicitInputRequestWire {
