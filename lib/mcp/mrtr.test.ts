@@ -6,9 +6,12 @@
  * refused with the SDK's -32602.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { authenticateAgent, hashToken } from "../auth/agents";
 import { db } from "../db/client";
-import { resetDb } from "../../tests/support/db";
-import { OPS_BOT, TASKS, TASKS_AND_FORMS, call, textOf } from "./testing";
+import type { Principal } from "../tasks/types";
+import { principal, resetDb } from "../../tests/support/db";
+import { newCallState, sealState } from "./request-state";
+import { OPS_BOT, SUPPORT_BOT, TASKS, TASKS_AND_FORMS, call, textOf } from "./testing";
 
 const DEPLOY = { service: "checkout-api", environment: "production", version: "1.4.2" };
 const ANSWER = { action: "accept", content: { justification: "Hotfix for the checkout outage INC-77", ticket: "INC-77" } };
@@ -122,6 +125,68 @@ describe("the requestState is refused (-32602) when it is not this call's, or no
     await new Promise((r) => setTimeout(r, 2100));
     expect((await retry(requestState, { approval_request: ANSWER })).body.error).toMatchObject(INVALID_STATE);
     expect(await submitted()).toBe(0);
+  });
+});
+
+describe("the requestState is bound to the tool and to the caller, each on its own", () => {
+  it("other tool, same arguments: a state sealed for one tool, echoed on another tool with the very same arguments, is refused and not spent", async () => {
+    const { requestState } = await ask();
+    const r = await retry(requestState, { approval_request: ANSWER }, { tool: "issue_refund", args: DEPLOY });
+    expect(r.body.error).toMatchObject(INVALID_STATE);
+    expect(await submitted()).toBe(0);
+    // Refused before its answer was read: the state still answers its own call, once.
+    expect((await retry(requestState, { approval_request: ANSWER })).body.result).toMatchObject({ resultType: "task" });
+    expect(await submitted()).toBe(1);
+  });
+
+  /** A second agent of the support-bot's own user (Rita), so only the agent differs. */
+  async function sibling(): Promise<{ token: string; principal: Principal }> {
+    const token = "cs_second-support-agent-token-for-tests-0003";
+    const rita = await db().user.findUniqueOrThrow({ where: { email: "rita.requester@countersign.test" } });
+    await db().agent.create({ data: { name: "support-bot-2", userId: rita.id, tokenHash: hashToken(token), tokenPrefix: token.slice(0, 10) } });
+    return { token, principal: (await authenticateAgent(token))! };
+  }
+
+  /**
+   * A state whose payload names one caller but whose codec binding (method and agent) is the replaying caller's,
+   * so the SDK's own binding lets it through and only the payload's caller check stands between it and a
+   * submission.
+   */
+  async function sealedFor(payloadOf: Principal, boundTo: Principal, override: Partial<{ u: string }> = {}): Promise<string> {
+    const ctx = { mcpReq: { method: "tools/call" }, http: { authInfo: { clientId: boundTo.agentId } } };
+    return sealState({ ...newCallState(payloadOf, "deploy_service", DEPLOY, "approval_request", new Date()), ...override }, ctx as never);
+  }
+
+  it("other agent of the same user: a state sealed for agent X is refused when agent Y replays it", async () => {
+    const y = await sibling();
+    const state = await sealedFor(await principal("support-bot"), y.principal);
+    const r = await retry(state, { approval_request: ANSWER }, { token: y.token });
+    expect(r.body.error).toMatchObject(INVALID_STATE);
+    expect(await submitted()).toBe(0);
+  });
+
+  it("other user's agent: a state sealed for the support-bot is refused when the ops-bot replays it", async () => {
+    const ops = await principal("ops-bot");
+    const state = await sealedFor(await principal("support-bot"), ops);
+    const r = await retry(state, { approval_request: ANSWER }, { token: OPS_BOT });
+    expect(r.body.error).toMatchObject(INVALID_STATE);
+    expect(await submitted()).toBe(0);
+  });
+
+  it("same agent, other user: a state naming this agent under another user (its owner since changed) is refused", async () => {
+    const me = await principal("support-bot");
+    const ops = await principal("ops-bot");
+    const state = await sealedFor(me, me, { u: ops.userId });
+    const r = await retry(state, { approval_request: ANSWER }, { token: SUPPORT_BOT });
+    expect(r.body.error).toMatchObject(INVALID_STATE);
+    expect(await submitted()).toBe(0);
+  });
+
+  it("the same construction for the caller itself is accepted, so the refusals above are the caller check's", async () => {
+    const me = await principal("support-bot");
+    const r = await retry(await sealedFor(me, me), { approval_request: ANSWER }, { token: SUPPORT_BOT });
+    expect(r.body.result).toMatchObject({ resultType: "task" });
+    expect(await submitted()).toBe(1);
   });
 });
 
