@@ -86,13 +86,13 @@ function rawDispatch(url: URL, token: string): RawClientDispatch {
   };
 }
 
-async function tasksSession(options: Pick<WithTasksOptions, "onInputRequest"> = {}): Promise<TaskEnabledSession> {
+async function tasksSession(options: Pick<WithTasksOptions, "onInputRequest"> = {}, clientCapabilities: Record<string, {}> = {}): Promise<TaskEnabledSession> {
   const client = await modernClient();
   const session = createTaskSessionFromClient(client, {
     ...options,
     endpointId: "countersign-test",
     rawDispatch: rawDispatch(server.url, SUPPORT_BOT),
-    v2RequestFraming: { protocolVersion: REVISION, clientInfo: CLIENT_INFO, clientCapabilities: {} },
+    v2RequestFraming: { protocolVersion: REVISION, clientInfo: CLIENT_INFO, clientCapabilities },
   });
   closers.push(() => session.close());
   return session;
@@ -138,6 +138,29 @@ describe("the official tasks client (@modelcontextprotocol/ext-tasks) reads the 
     expect((outcome as { result: { _meta: Record<string, unknown> } }).result._meta[DISPOSITION]).toBe("approved-executed");
     expect((await db().clarification.findFirstOrThrow({ where: { taskId } })).answeredAt).not.toBeNull();
     expect(await refundsFor("O-2289")).toHaveLength(1);
+  });
+
+  it("submission input before the task (input_required on tools/call): the client answers the question, the retry returns the task, and the approved deploy runs once", async () => {
+    await db().policyRule.updateMany({ where: { ruleKey: "deploy-production" }, data: { requireJustification: true } });
+    const asked: ApplicationInputRequest[] = [];
+    const session = await tasksSession(
+      {
+        onInputRequest: async (request) => {
+          asked.push(request);
+          return { action: "accept", content: { justification: "Hotfix for the checkout outage INC-77", ticket: "INC-77" } } as never;
+        },
+      },
+      { elicitation: { form: {} } },
+    );
+    const execution = await session.callTool("deploy_service", { service: "checkout-api", environment: "production", version: "1.4.2" });
+    expect(execution.kind).toBe("task");
+    expect(asked).toMatchObject([{ kind: "elicitation", params: { mode: "form", message: expect.stringMatching(/justification/) } }]);
+    const r = await decide({ requestId: await requestIdOf(execution.handle!.taskId), reviewerId: await userId("sasha.sre@countersign.test"), decision: "approve" }, new Date());
+    expect(r.ok).toBe(true);
+    const { outcome } = await execution.settle();
+    expect(outcome.status, outcome.status === "failed" ? `${outcome.error.message} (${String(outcome.error.cause)})` : "").toBe("completed");
+    expect((outcome as { result: { _meta: Record<string, unknown> } }).result._meta[DISPOSITION]).toBe("approved-executed");
+    expect(await db().deployment.count()).toBe(1);
   });
 
   it("a cancelled task is reported as cancelled by the client, and the tool did not run", async () => {
