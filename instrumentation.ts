@@ -13,7 +13,8 @@ export async function register() {
     try {
       await sweep(new Date());
     } catch (e) {
-      console.error("[countersign] sweep failed:", (e as Error).message);
+      const { logFailure } = await import("./lib/log");
+      logFailure("sweep", e);
     } finally {
       running = false;
     }

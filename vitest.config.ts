@@ -1,5 +1,9 @@
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { defineConfig } from "vitest/config";
+
+// A data key per test run (workers and the processes tests spawn inherit it); never one from the repository.
+process.env.COUNTERSIGN_DATA_KEYS ??= `t${Date.now().toString(36)}:${randomBytes(32).toString("base64")}`;
 
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },

@@ -11,6 +11,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { keyFilePath, keyRing } from "../lib/crypto/keys";
 import { closeDb, createDb } from "../lib/db/client";
 import { currentOwner, startEmbedded, type EmbeddedServer } from "../lib/db/embedded";
 import { applyMigrations } from "../lib/db/migrate";
@@ -76,6 +77,8 @@ const stopDb = async () => {
 try {
   const applied = await applyMigrations(url);
   log(applied.length ? `migrations applied: ${applied.join(", ")}` : "database schema is up to date");
+  const keys = keyRing();
+  log(`sensitive records sealed under data key ${keys.current.kid} (${keys.source === "env" ? "COUNTERSIGN_DATA_KEYS" : `generated key file ${keyFilePath()}`})`);
   const client = createDb(url, 2);
   if (process.env.SEED !== "0") {
     await seedDemo(client);

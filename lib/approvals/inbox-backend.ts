@@ -9,6 +9,10 @@ function isUniqueViolation(e: unknown): boolean {
   return e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
 }
 
+const STATUS_FIELDS = {
+  id: true, status: true, deadline: true, approverGroup: true, requesterUserId: true, approvalsRequired: true, approvedAt: true, approvalExpiresAt: true,
+} as const;
+
 export const inboxBackend: ApprovalBackend = {
   async submit(key, body, now) {
     const bodyDigest = digest(body);
@@ -64,11 +68,12 @@ export const inboxBackend: ApprovalBackend = {
   },
 
   async status(handle, now): Promise<BackendStatus> {
-    let req = await db().approvalRequest.findUnique({ where: { id: handle } });
+    // Not the body: the status never depends on the sealed call details (lib/db/sealed.ts).
+    let req = await db().approvalRequest.findUnique({ where: { id: handle }, select: STATUS_FIELDS });
     if (!req) return { state: "failed", deadline: now, note: "The approval request is unknown to the backend." };
     if (req.status === "pending" && req.deadline.getTime() <= now.getTime()) {
       await db().approvalRequest.updateMany({ where: { id: handle, status: "pending" }, data: { status: "expired", decidedAt: now } });
-      req = await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } });
+      req = await db().approvalRequest.findUniqueOrThrow({ where: { id: handle }, select: STATUS_FIELDS });
     }
     const state = req.status as BackendStatus["state"];
     if (state === "approved") {

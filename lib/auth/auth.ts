@@ -10,6 +10,7 @@ import Credentials from "next-auth/providers/credentials";
 import bcrypt from "bcryptjs";
 import { z } from "zod";
 import { db } from "@/lib/db/client";
+import { logFailure } from "@/lib/log";
 
 /** The sign-in form's fields. */
 export const credentialsSchema = z.object({
@@ -30,7 +31,7 @@ export const { auth, signIn, signOut, handlers } = NextAuth({
     // A wrong password is an expected event, not a server error: no stack trace in the log for it.
     error(error) {
       if (error.name === "CredentialsSignin" || (error as { type?: string }).type === "CredentialsSignin") return;
-      console.error(`[auth] ${error.name}: ${error.message}`);
+      logFailure("auth", error);
     },
   },
   providers: [

@@ -4,7 +4,8 @@
  * `next build`) opens no connection.
  */
 import { PrismaPg } from "@prisma/adapter-pg";
-import { PrismaClient } from "./generated/client";
+import { Prisma, PrismaClient } from "./generated/client";
+import { sealedQuery } from "./sealed";
 import { databaseUrl } from "./url";
 
 export type Db = PrismaClient;
@@ -16,9 +17,16 @@ export function poolMax(): number {
   return Number.isInteger(n) && n > 0 ? n : 8;
 }
 
+const isJsonNull = (v: unknown) => v === null || v === Prisma.DbNull || v === Prisma.JsonNull || v === Prisma.AnyNull;
+
+/**
+ * A client whose every query passes the sealing boundary (lib/db/sealed.ts): sensitive columns are encrypted on
+ * write and opened, or refused, on read. The extension changes no types, so the client keeps its own type.
+ */
 export function createDb(url = databaseUrl(), max = poolMax()): PrismaClient {
   const adapter = new PrismaPg({ connectionString: url, max, idleTimeoutMillis: 5_000 });
-  return new PrismaClient({ adapter });
+  const base = new PrismaClient({ adapter });
+  return base.$extends({ query: { $allOperations: sealedQuery(isJsonNull) } }) as unknown as PrismaClient;
 }
 
 export function db(): PrismaClient {
@@ -32,4 +40,4 @@ export async function closeDb(): Promise<void> {
   if (client) await client.$disconnect();
 }
 
-export { Prisma } from "./generated/client";
+export { Prisma };

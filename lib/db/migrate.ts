@@ -100,7 +100,25 @@ export async function applyMigrations(url: string): Promise<string[]> {
       filters: { externalTables: [], externalEnums: [] },
     });
     return out.appliedMigrationNames;
+  }).then(async (applied) => {
+    await sealStoredRecords(url);
+    return applied;
   });
+}
+
+/**
+ * Part of migrating: sensitive records an older version stored in plain text are sealed (lib/db/sealed-rows.ts),
+ * so the app, whose reads refuse unsealed records, starts on an older data folder.
+ */
+export async function sealStoredRecords(url: string): Promise<void> {
+  const { createDb } = await import("./client");
+  const { sealLegacyRows } = await import("./sealed-rows");
+  const client = createDb(url, 2);
+  try {
+    await sealLegacyRows(client);
+  } finally {
+    await client.$disconnect();
+  }
 }
 
 /**

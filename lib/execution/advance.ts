@@ -18,6 +18,7 @@ import type { SubmissionBody, Submitted } from "../approvals/backend";
 import { approvalBackend } from "../approvals/inbox-backend";
 import { config } from "../config";
 import { faultPoint } from "../faults";
+import { logFailure } from "../log";
 import type { ApprovalInput, Decision } from "../policy/evaluate";
 import type { RequesterContext } from "../tasks/create";
 import { newSubmissionKey } from "../tasks/create";
@@ -145,7 +146,7 @@ async function execute(t: Task, now: Date, approval: ClaimApproval | undefined):
     const out = await tool.run(tool.schema.parse(t.arguments), { taskId: t.id, now });
     outcome = executed(out.text, out.structured);
   } catch (e) {
-    if (!(e instanceof ToolError)) console.error(`[countersign] tool ${t.tool} failed for task ${t.id}:`, (e as Error).message);
+    if (!(e instanceof ToolError)) logFailure(`tool ${t.tool} for task ${t.id}`, e);
     outcome = executionError(e instanceof ToolError ? e.message : "an internal error occurred.");
   }
   const stored = await terminalize({

@@ -45,10 +45,10 @@ function filters(p: HistoryParams): Prisma.Sql[] {
   if (p.tool) parts.push(Prisma.sql`r.body->>'tool' = ${p.tool}`);
   if (p.outcome) parts.push(Prisma.sql`${OUTCOME} = ${p.outcome}`);
   if (p.q) {
+    // Over what stays readable at rest: the summary, the tool and the people (the arguments are sealed).
     parts.push(Prisma.sql`(
       coalesce(r.body->>'summary', '') || ' ' || coalesce(r.body->>'tool', '') || ' ' ||
-      coalesce(r.body->'requester'->>'userName', '') || ' ' || coalesce(r.body->'requester'->>'agentName', '') || ' ' ||
-      coalesce((r.body->'arguments')::text, '')
+      coalesce(r.body->'requester'->>'userName', '') || ' ' || coalesce(r.body->'requester'->>'agentName', '')
     ) ILIKE ${containsPattern(p.q)}`);
   }
   return parts;

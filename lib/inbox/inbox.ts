@@ -96,10 +96,11 @@ function requestFilters(viewer: Viewer, p: InboxParams, now: Date): Prisma.Sql[]
   if (p.status === "partly-approved") parts.push(approved);
   if (p.q) {
     const like = containsPattern(p.q);
+    // The arguments and the requester's input are sealed at rest (lib/db/sealed.ts): search reads what stays
+    // readable, the summary (which names the resource: account, order, service, path), the tool and the people.
     parts.push(Prisma.sql`(
       coalesce(r.body->>'summary', '') || ' ' || coalesce(r.body->>'tool', '') || ' ' || coalesce(r.body->'requester'->>'userName', '') || ' ' ||
-      coalesce(r.body->'requester'->>'agentName', '') || ' ' || coalesce((r.body->'arguments')::text, '') || ' ' ||
-      coalesce(r.body->'input'->>'ticket', '')
+      coalesce(r.body->'requester'->>'agentName', '')
     ) ILIKE ${like}`);
   }
   return parts;

@@ -4,6 +4,7 @@
  * InputRequiredResult. Shared by the registry tools (./server), the degraded-path tools (./degraded) and the
  * conformance fixtures (./conformance).
  */
+import { logFailure as logFailureOnly } from "../log";
 import {
   MissingRequiredClientCapabilityError,
   ProtocolError,
@@ -179,9 +180,7 @@ export async function guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Logs the error's class and stack frames only: messages can quote arguments, which must not reach the logs. */
+/** Logs where and the error's class only (lib/log.ts): messages can quote arguments, stacks carry paths. */
 export function logFailure(what: string, err: unknown): void {
-  const name = err instanceof Error ? err.name : typeof err;
-  const frames = err instanceof Error && err.stack ? err.stack.split("\n").filter((l) => /^\s+at /.test(l)).slice(0, 8).join("\n") : "";
-  console.error(`[mcp] ${what} failed: ${name}\n${frames}`);
+  logFailureOnly(`mcp ${what}`, err);
 }

@@ -4,6 +4,7 @@
  * send one attempt twice; failures retry with growing delays and end as failed after the last attempt.
  */
 import { Webhook } from "standardwebhooks";
+import { SealedRecordError } from "../crypto/seal";
 import { db } from "../db/client";
 
 /** Delay before attempt n+1 (after n failures); after the last entry the delivery is marked failed. */
@@ -16,9 +17,10 @@ export type DeliveryReport = { delivered: number; retried: number; failed: numbe
 export async function deliverDue(now: Date, opts: { limit?: number; fetch?: typeof fetch } = {}): Promise<DeliveryReport> {
   const send = opts.fetch ?? fetch;
   const report: DeliveryReport = { delivered: 0, retried: 0, failed: 0 };
+  // The payload is read per delivery: one that fails its integrity check ends as failed, the rest still go.
   const due = await db().webhookDelivery.findMany({
     where: { status: "pending", nextAttemptAt: { lte: now } },
-    include: { webhook: true },
+    select: { id: true, nextAttemptAt: true, attempts: true, webhook: true },
     orderBy: { nextAttemptAt: "asc" },
     take: opts.limit ?? 50,
   });
@@ -28,7 +30,16 @@ export async function deliverDue(now: Date, opts: { limit?: number; fetch?: type
       data: { nextAttemptAt: new Date(now.getTime() + LEASE_MS) },
     });
     if (lease.count !== 1) continue;
-    const body = JSON.stringify(d.payload);
+    let payload: unknown;
+    try {
+      payload = (await db().webhookDelivery.findUniqueOrThrow({ where: { id: d.id }, select: { payload: true } })).payload;
+    } catch (e) {
+      if (!(e instanceof SealedRecordError)) throw e;
+      await db().webhookDelivery.updateMany({ where: { id: d.id }, data: { status: "failed", lastError: "stored payload failed its integrity check" } });
+      report.failed++;
+      continue;
+    }
+    const body = JSON.stringify(payload);
     const sentAt = new Date();
     let status: number | null = null;
     let error: string | null = null;

@@ -20,6 +20,6 @@ export async function enqueueWebhooks(
   if (hooks.length === 0) return;
   const payload = { type: event, timestamp: at.toISOString(), data } as Prisma.InputJsonValue;
   await tx.webhookDelivery.createMany({
-    data: hooks.map((h) => ({ id: `msg_${randomUUID().replace(/-/g, "")}`, webhookId: h.id, eventType: event, payload, nextAttemptAt: at, createdAt: at })),
+    data: hooks.map((h) => ({ id: `msg_${randomUUID().replace(/-/g, "")}`, webhookId: h.id, eventType: event, taskId: data.taskId, payload, nextAttemptAt: at, createdAt: at })),
   });
 }

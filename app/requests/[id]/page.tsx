@@ -12,12 +12,20 @@ import { StatusBadge } from "@/components/StatusBadge";
 import { Timeline } from "@/components/Timeline";
 import { formatDurationSec, formatWhen } from "@/components/when";
 import { hasRole, requireUser, VIEW_ROLES } from "@/lib/auth/session";
+import { SealedRecordError } from "@/lib/crypto/seal";
 import { requestFor } from "@/lib/inbox/queries";
 import { conditionText } from "@/lib/inbox/rule-words";
 import { askAction, decideAction } from "./actions";
 
 export const metadata: Metadata = { title: "Approval request" };
 export const dynamic = "force-dynamic";
+
+const UNREADABLE = Symbol("unreadable");
+/** A sealed record that does not open (lib/db/sealed.ts) is an error on the page, never wrong data. */
+function unreadable(e: unknown): typeof UNREADABLE {
+  if (e instanceof SealedRecordError) return UNREADABLE;
+  throw e;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -29,7 +37,15 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
   }
   const now = new Date();
   const serverNow = now.toISOString();
-  const req = UUID.test(id) ? await requestFor(id, user, now) : null;
+  const req = UUID.test(id) ? await requestFor(id, user, now).catch(unreadable) : null;
+  if (req === UNREADABLE) {
+    return (
+      <Notice title="This request cannot be shown">
+        Its stored record failed its integrity check, so nothing from it is shown and it cannot be decided. The call will not
+        run. Tell an administrator.
+      </Notice>
+    );
+  }
   if (!req) {
     return (
       <Notice title="Request not found">
