@@ -1,10 +1,20 @@
 import type { NextConfig } from "next";
+import { HSTS, NON_PAGE_CSP, STATIC_SECURITY_HEADERS } from "./lib/web/security-headers";
 
 const config: NextConfig = {
   // The embedded database and the WASM schema engine are started by the launcher, never bundled into pages.
   serverExternalPackages: ["@electric-sql/pglite", "@electric-sql/pglite-socket", "@prisma/schema-engine-wasm", "pg"],
   poweredByHeader: false,
   typedRoutes: false,
+  async headers() {
+    return [
+      { source: "/:path*", headers: [...STATIC_SECURITY_HEADERS] },
+      // Pages get a nonce-based policy from proxy.ts; the rest a policy that lets nothing load or frame them.
+      { source: "/api/:path*", headers: [{ key: "Content-Security-Policy", value: NON_PAGE_CSP }] },
+      { source: "/mcp", headers: [{ key: "Content-Security-Policy", value: NON_PAGE_CSP }] },
+      { source: "/:path*", has: [{ type: "header", key: "x-forwarded-proto", value: "https" }], headers: [HSTS] },
+    ];
+  },
 };
 
 export default config;

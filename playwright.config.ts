@@ -10,8 +10,9 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: 0,
-  timeout: 60_000,
-  expect: { timeout: 10_000 },
+  // Bounds, not waits: every step waits for the state it needs; a loaded machine may take long to reach it.
+  timeout: 180_000,
+  expect: { timeout: 20_000 },
   reporter: process.env.CI ? "line" : "list",
   use: {
     baseURL: process.env.BASE_URL ?? "http://localhost:3000",

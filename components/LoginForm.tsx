@@ -4,8 +4,8 @@ import { useActionState } from "react";
 
 type State = { error?: string; email?: string };
 
-export function LoginForm({ action }: { action: (prev: State, formData: FormData) => Promise<State> }) {
-  const [state, formAction, pending] = useActionState(action, {});
+export function LoginForm({ action, initial = {} }: { action: (prev: State, formData: FormData) => Promise<State>; initial?: State }) {
+  const [state, formAction, pending] = useActionState(action, initial);
   return (
     <form action={formAction} className="space-y-4" noValidate>
       <div className="space-y-1">

@@ -19,6 +19,7 @@ import {
   getTask,
   mcpRaw,
   personIn,
+  ready,
   screenshot,
   unique,
 } from "./support";
@@ -26,6 +27,7 @@ import {
 /** Saves the refund rule's threshold (cents) through the policy page; returns the version it was saved as. */
 async function saveRefundThreshold(page: Page, cents: string): Promise<number> {
   await page.goto("/admin/policy");
+  await ready(page);
   const card = page.getByTestId("rule-refund-over-limit");
   await card.getByText("Edit refund-over-limit").click();
   await card.getByLabel("Threshold value").fill(cents);
@@ -43,6 +45,7 @@ test("an admin raises the refund threshold and the next call for the same amount
   const admin = await personIn(browser, testInfo, ADMIN.email);
   const page = admin.page;
   await page.goto("/admin/policy");
+  await ready(page);
   const card = page.getByTestId("rule-refund-over-limit");
   const original = (await card.getByTestId("rule-current-version").textContent())!.trim();
   await card.getByText("Edit refund-over-limit").click();
@@ -102,6 +105,7 @@ test("an admin revokes an agent's token: its next call gets 401", async ({ brows
 
   const admin = await personIn(browser, testInfo, ADMIN.email);
   await admin.page.goto("/admin/people");
+  await ready(admin.page);
   // The token was shown once, at creation; the list only ever shows its prefix.
   await expect(admin.page.getByText(token)).toHaveCount(0);
   const row = admin.page.getByTestId(`agent-${name}`);
@@ -133,11 +137,21 @@ test("the audit trail verifies, filters, and exports as CSV and JSON Lines that 
 
   await page.getByLabel("Event type").selectOption("request.created");
   await page.getByRole("button", { name: "Apply" }).click();
+  // The filtered page has loaded: its URL, its export links and every row say so.
   await expect(page).toHaveURL(/type=request\.created/);
+  await expect(page.getByText("Export the filtered events:")).toBeVisible();
   const rows = page.getByTestId("audit-row");
   await expect(rows.first()).toBeVisible();
-  for (const text of await rows.allTextContents()) expect(text).toContain("request.created");
+  await expect(rows.filter({ hasNotText: "request.created" })).toHaveCount(0);
+  await ready(page);
+
   await page.getByRole("link", { name: "Clear" }).click();
+  // Wait for the unfiltered trail before exporting: the URL, the export links, and rows of other types.
+  await expect(page).toHaveURL(/\/admin\/audit$/);
+  await expect(page.getByText("Export every event:")).toBeVisible();
+  await expect(page.getByRole("link", { name: "JSON Lines" })).toHaveAttribute("href", "/admin/audit/export?format=jsonl");
+  await expect(page.getByRole("link", { name: "CSV" })).toHaveAttribute("href", "/admin/audit/export?format=csv");
+  await expect(rows.filter({ hasNotText: "request.created" }).first()).toBeVisible();
 
   type Row = { seq: number; at: string; type: string; actor: string; taskId: string | null; requestId: string | null; data: unknown; prevHash: string; hash: string };
   const verify = (events: Row[]) => {
@@ -175,6 +189,7 @@ test("webhooks: register with a one-time secret, see deliveries in the log, deac
   const page = admin.page;
   const url = `http://127.0.0.1:1/countersign-e2e-${unique()}`; // nothing listens on port 1: refused at once
   await page.goto("/admin/webhooks");
+  await ready(page);
   await page.getByLabel("Endpoint URL").fill(url);
   await page.getByRole("button", { name: "Register endpoint" }).click();
   await expect(page.getByTestId("new-secret")).toHaveText(/^whsec_/);
@@ -186,7 +201,8 @@ test("webhooks: register with a one-time secret, see deliveries in the log, deac
     const delivery = page.getByTestId("delivery").filter({ hasText: url }).first();
     await expect(delivery).toContainText("request.created");
     await expect(delivery).toContainText("could not connect");
-  }).toPass({ timeout: 20_000, intervals: [500, 1000] });
+  }).toPass({ timeout: 30_000, intervals: [500, 1000] });
+  await ready(page);
   await expect(page.getByText(/^whsec_/)).toHaveCount(0); // the secret is not shown again
   await screenshot(page, testInfo, "webhooks");
   await expectAccessible(page, testInfo, "webhooks");

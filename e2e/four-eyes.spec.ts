@@ -16,6 +16,7 @@ import {
   getTask,
   openFromInbox,
   personIn,
+  ready,
   screenshot,
   taskReaching,
   unique,
@@ -75,6 +76,7 @@ test("a wire transfer above USD 25,000 needs two treasury approvals; the second 
   await theo.page.goto(`/inbox?q=${account}`);
   await expect(theo.page.getByTestId("inbox-item").filter({ hasText: account })).toContainText("1 / 2");
   await theo.page.goto(`/requests/${requestId}`);
+  await ready(theo.page);
   await expect(theo.page.getByTestId("reviews")).toContainText("Tara Treasury");
   await expect(theo.page.getByTestId("reviews")).toContainText("Invoice INV-88 matches.");
   await theo.page.getByLabel(/High-risk request: type the amount/).fill("31234.56");
@@ -91,7 +93,7 @@ test("a wire transfer above USD 25,000 needs two treasury approvals; the second 
   await screenshot(theo.page, testInfo, "request-executed");
 
   // Tara's page caught up by itself too.
-  await expect(tara.page.getByTestId("request-outcome")).toContainText("Approved — the transfer was sent", { timeout: 15_000 });
+  await expect(tara.page.getByTestId("request-outcome")).toContainText("Approved — the transfer was sent", { timeout: 30_000 });
 
   // The agent sees the result.
   const done = await taskReaching(request, SUPPORT_BOT, taskId);
@@ -118,6 +120,7 @@ test("the same reviewer racing two tabs is counted once", async ({ browser, requ
   const requestId = await openFromInbox(first, account, taskId);
   const second = await context.newPage();
   await second.goto(`/requests/${requestId}`);
+  await ready(second);
   for (const p of [first, second]) {
     await p.getByLabel(/High-risk request: type the amount/).fill("42000");
     await expect(p.getByRole("button", { name: "Approve" })).toBeEnabled();

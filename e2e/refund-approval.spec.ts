@@ -4,7 +4,7 @@
  * outcome and its disposition. Runs against a server with fresh demo data (scripts/start.ts seeds it).
  */
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
-import { DISPOSITION_KEY, LENA as lead, SUPPORT_BOT, type Json, callTool as agentCall, getTask as agentGet, signIn as signInForm, taskReaching } from "./support";
+import { DISPOSITION_KEY, LENA as lead, SUPPORT_BOT, type Json, callTool as agentCall, getTask as agentGet, ready, signIn as signInForm, taskReaching } from "./support";
 
 // This spec acts as the support-bot agent throughout.
 const callTool = (request: APIRequestContext, tool: string, args: Json) => agentCall(request, SUPPORT_BOT, tool, args);
@@ -26,6 +26,7 @@ async function openRequest(page: Page, orderId: string, taskId: string): Promise
   await item.click();
   await expect(page).toHaveURL(/\/requests\/[0-9a-f-]{36}$/);
   await expect(page.getByText(taskId)).toBeVisible();
+  await ready(page);
 }
 
 test("a refund above the limit waits for a support lead's approval, then runs once (approved-executed)", async ({
@@ -77,6 +78,7 @@ test("a refund above the limit waits for a support lead's approval, then runs on
 
   // The request has left the inbox.
   await page.goto("/inbox");
+  await ready(page);
   await expect(page.getByRole("heading", { name: /Waiting for you/ })).toBeVisible();
   await expect(page.getByTestId("inbox-item").filter({ hasText: "O-2289" })).toHaveCount(0);
 });

@@ -15,6 +15,7 @@ import {
   mcp,
   openFromInbox,
   personIn,
+  ready,
   screenshot,
   tabTo,
   taskReaching,
@@ -26,6 +27,7 @@ test("keyboard only: sign in, find the request, approve it", async ({ page, requ
   const taskId = await gatedCall(request, OPS_BOT, "deploy_service", { service, environment: "production", version: "2.7.1" });
 
   await page.goto("/login");
+  await ready(page);
   await tabTo(page, page.getByLabel("Email"));
   await page.keyboard.type(SASHA.email);
   await page.keyboard.press("Tab");
@@ -33,6 +35,7 @@ test("keyboard only: sign in, find the request, approve it", async ({ page, requ
   await page.keyboard.type(DEMO_PASSWORD);
   await page.keyboard.press("Enter");
   await expect(page).toHaveURL(/\/inbox$/);
+  await ready(page);
 
   // Search the inbox by keyboard: the filter form submits on Enter.
   await tabTo(page, page.getByLabel("Search"));
@@ -40,10 +43,14 @@ test("keyboard only: sign in, find the request, approve it", async ({ page, requ
   await page.keyboard.press("Enter");
   await expect(page).toHaveURL(new RegExp(`q=${service}`));
   const link = page.getByTestId("inbox-item").filter({ hasText: service });
+  // The filtered inbox has loaded (the item is there, and the page is interactive) before tabbing to it.
+  await expect(link).toBeVisible();
+  await ready(page);
   await tabTo(page, link);
   await page.keyboard.press("Enter");
   await expect(page).toHaveURL(/\/requests\/[0-9a-f-]{36}$/);
   await expect(page.getByText(taskId)).toBeVisible();
+  await ready(page);
 
   await tabTo(page, page.getByLabel("Comment"));
   await page.keyboard.type("Change window is open; rollback plan attached.");
@@ -75,7 +82,7 @@ test("ask the requester: the agent answers with tasks/update and the answer appe
   await mcp(request, OPS_BOT, "tasks/update", { taskId, inputResponses: { [key]: { action: "accept", content: { answer } } } });
   expect((await getTask(request, OPS_BOT, taskId)).status).toBe("working");
 
-  await expect(theo.page.getByTestId("answer")).toContainText(answer, { timeout: 15_000 });
+  await expect(theo.page.getByTestId("answer")).toContainText(answer, { timeout: 30_000 });
   await expect(theo.page.locator('main a[href*="evil.example"]')).toHaveCount(0);
   await expect(theo.page.getByTestId("timeline")).toContainText("Theo Treasury asked the requester a question");
   await expect(theo.page.getByTestId("timeline")).toContainText("agent ops-bot answered");

@@ -71,18 +71,29 @@ export const getTask = (request: APIRequestContext, token: string, taskId: strin
 export async function taskReaching(request: APIRequestContext, token: string, taskId: string, statuses: string[] = ["completed", "failed", "cancelled"]): Promise<Json> {
   let task: Json = {};
   await expect
-    .poll(async () => (task = await getTask(request, token, taskId)).status, { timeout: 20_000, intervals: [250, 500, 1000] })
+    .poll(async () => (task = await getTask(request, token, taskId)).status, { timeout: 30_000, intervals: [250, 500, 1000] })
     .toMatch(new RegExp(`^(${statuses.join("|")})$`));
   return task;
 }
 
+/**
+ * Waits until React has taken over the page that is loaded now (a full page load renders on the server first;
+ * typing or clicking before hydration can be lost or submit the form natively). Call after every `goto`,
+ * `reload` or full navigation that is followed by typing or clicking.
+ */
+export async function ready(page: Page): Promise<void> {
+  await expect(page.locator("html")).toHaveAttribute("data-hydrated", "true");
+}
+
 export async function signIn(page: Page, email: string): Promise<void> {
   await page.goto("/login");
+  await ready(page);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(DEMO_PASSWORD);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page).toHaveURL(/\/inbox$/);
   await expect(page.getByTestId("signed-in-user")).toContainText(user(email).name);
+  await ready(page);
 }
 
 /** A fresh browser context (its own cookies: one person) signed in as `email`. */
@@ -99,11 +110,13 @@ export async function personIn(browser: Browser, testInfo: TestInfo, email: stri
 /** Opens the request of task `taskId` from the reviewer's inbox (found by searching for `search`). */
 export async function openFromInbox(page: Page, search: string, taskId: string): Promise<string> {
   await page.goto(`/inbox?q=${encodeURIComponent(search)}`);
+  await ready(page);
   const item = page.getByTestId("inbox-item").filter({ hasText: search }).first();
   await expect(item).toBeVisible();
   await item.click();
   await expect(page).toHaveURL(/\/requests\/[0-9a-f-]{36}$/);
   await expect(page.getByText(taskId)).toBeVisible();
+  await ready(page);
   return page.url().split("/").pop()!;
 }
 
@@ -111,6 +124,7 @@ export async function openFromInbox(page: Page, search: string, taskId: string):
 export async function createAgentViaAdmin(browser: Browser, testInfo: TestInfo, name: string, ownerEmail: string): Promise<string> {
   const { context, page } = await personIn(browser, testInfo, ADMIN.email);
   await page.goto("/admin/people");
+  await ready(page);
   await page.getByLabel("Agent name").fill(name);
   await page.getByLabel("Acts for").selectOption({ label: `${user(ownerEmail).name} (${ownerEmail})` });
   await page.getByRole("button", { name: "Create agent" }).click();

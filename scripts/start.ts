@@ -47,7 +47,7 @@ function needsBuild(): boolean {
   if (!fs.existsSync(stamp)) return true;
   const built = fs.statSync(stamp).mtimeMs;
   const sources = ["app", "lib", "components", "public"].map(newestMtime);
-  const files = ["next.config.ts", "package.json", "postcss.config.mjs", "instrumentation.ts"].filter((f) => fs.existsSync(f)).map((f) => fs.statSync(f).mtimeMs);
+  const files = ["next.config.ts", "proxy.ts", "package.json", "postcss.config.mjs", "instrumentation.ts"].filter((f) => fs.existsSync(f)).map((f) => fs.statSync(f).mtimeMs);
   return Math.max(...sources, ...files) > built;
 }
 

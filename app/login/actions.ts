@@ -4,6 +4,7 @@ import { AuthError } from "next-auth";
 import { headers } from "next/headers";
 import { credentialsSchema, signIn, signOut } from "@/lib/auth/auth";
 import { crossSiteRefusal } from "@/lib/auth/session";
+import { throttledMessage } from "@/lib/auth/throttle";
 
 export type SignInState = { error?: string; email?: string };
 
@@ -18,7 +19,11 @@ export async function signInWithPassword(_prev: SignInState, formData: FormData)
   try {
     await signIn("credentials", { ...parsed.data, redirectTo: "/inbox" });
   } catch (error) {
-    if (error instanceof AuthError) return { error: "That email and password do not match an active account.", email };
+    if (error instanceof AuthError) {
+      const retryAfterMs = (error as { retryAfterMs?: unknown }).retryAfterMs;
+      if (typeof retryAfterMs === "number") return { error: throttledMessage(retryAfterMs), email };
+      return { error: "That email and password do not match an active account.", email };
+    }
     throw error; // the redirect after a successful sign-in
   }
   return {};

@@ -6,8 +6,11 @@ import { signInWithPassword } from "./actions";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-export default async function LoginPage() {
+export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   if (await currentUser()) redirect("/inbox");
+  // Auth.js's own sign-in endpoint sends a refused attempt here with ?error=CredentialsSignin&code=...
+  const { code } = await searchParams;
+  const initial = code === "throttled" ? { error: "Too many sign-in attempts; try again in a few minutes." } : {};
   return (
     <div className="mx-auto mt-8 max-w-sm">
       <div className="rounded-lg border border-slate-200 bg-white p-6 shadow-sm">
@@ -15,7 +18,7 @@ export default async function LoginPage() {
         <p className="mt-1 mb-5 text-sm text-slate-600">
           Approve or deny the tool calls AI agents are waiting on.
         </p>
-        <LoginForm action={signInWithPassword} />
+        <LoginForm action={signInWithPassword} initial={initial} />
       </div>
     </div>
   );

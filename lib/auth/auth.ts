@@ -5,21 +5,21 @@
  *
  * Agents authenticate to /mcp with bearer tokens (lib/auth/agents.ts), never through this file.
  */
-import NextAuth from "next-auth";
+import NextAuth, { CredentialsSignin } from "next-auth";
 import Credentials from "next-auth/providers/credentials";
-import bcrypt from "bcryptjs";
-import { z } from "zod";
-import { db } from "@/lib/db/client";
+import { checkSignIn, credentialsSchema } from "./sign-in";
+import { clientAddress } from "./throttle";
 import { logFailure } from "@/lib/log";
 
-/** The sign-in form's fields. */
-export const credentialsSchema = z.object({
-  email: z.string().trim().toLowerCase().email().max(320),
-  password: z.string().min(1).max(200),
-});
+export { credentialsSchema };
 
-/** Compared against when the email is unknown, so a miss costs the same as a wrong password. */
-const DUMMY_HASH = "$2b$10$0zx3n35Qovg/5HaCOoQIZuUbdlof2cDTPUjxBKb/RYdjxUWyE2/VG";
+/** Sign-in refused because the account or the client address is locked out for `retryAfterMs` more. */
+export class SignInThrottled extends CredentialsSignin {
+  code = "throttled";
+  constructor(readonly retryAfterMs: number) {
+    super();
+  }
+}
 
 /** The claims this app keeps in the session token, beside Auth.js's own. */
 type AppClaims = { uid?: string; role?: string; groups?: string[] };
@@ -41,18 +41,11 @@ export const { auth, signIn, signOut, handlers } = NextAuth({
         email: { label: "Email", type: "email" },
         password: { label: "Password", type: "password" },
       },
-      async authorize(raw) {
-        const parsed = credentialsSchema.safeParse(raw);
-        if (!parsed.success) return null;
-        const { email, password } = parsed.data;
-        const user = await db().user.findUnique({ where: { email } });
-        const ok = await bcrypt.compare(password, user?.passwordHash ?? DUMMY_HASH);
-        if (!user || !user.active || !ok) return null;
-        return { id: user.id, name: user.name, email: user.email, role: user.role, groups: user.groups } as {
-          id: string;
-          name: string;
-          email: string;
-        };
+      async authorize(raw, request) {
+        const checked = await checkSignIn(raw, clientAddress(request.headers));
+        if (checked.ok) return checked.user as { id: string; name: string; email: string };
+        if (checked.reason === "throttled") throw new SignInThrottled(checked.retryAfterMs);
+        return null;
       },
     }),
   ],

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { notFound } from "next/navigation";
 import { ArgumentsTable } from "@/components/ArgumentsTable";
 import { AskPanel } from "@/components/AskPanel";
 import { AutoRefresh } from "@/components/AutoRefresh";
@@ -46,16 +47,8 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
       </Notice>
     );
   }
-  if (!req) {
-    return (
-      <Notice title="Request not found">
-        It does not exist, or it is addressed to a group you are not in.{" "}
-        <Link href="/inbox" className="underline">
-          Back to the inbox
-        </Link>
-      </Notice>
-    );
-  }
+  // Unknown, malformed and foreign ids alike: 404 with the same page (./not-found.tsx).
+  if (!req) notFound();
   const remaining = Math.max(req.approvalsRequired - req.approvals, 0);
 
   return (

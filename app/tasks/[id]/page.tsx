@@ -1,6 +1,4 @@
-import { redirect } from "next/navigation";
-import Link from "next/link";
-import { Notice } from "@/components/Notice";
+import { notFound, redirect } from "next/navigation";
 import { hasRole, requireUser, VIEW_ROLES } from "@/lib/auth/session";
 import { requestIdForTask } from "@/lib/inbox/queries";
 
@@ -14,12 +12,6 @@ export default async function TaskLink({ params }: { params: Promise<{ id: strin
   const user = await requireUser();
   const requestId = hasRole(user, VIEW_ROLES) && UUID.test(id) ? await requestIdForTask(id, user) : null;
   if (requestId) redirect(`/requests/${requestId}`);
-  return (
-    <Notice title="Task not found">
-      It does not exist, or its approval request is addressed to a group you are not in.{" "}
-      <Link href="/inbox" className="underline">
-        Back to the inbox
-      </Link>
-    </Notice>
-  );
+  // Unknown, malformed and foreign ids alike: 404 with the same page (./not-found.tsx).
+  notFound();
 }

@@ -1,0 +1,22 @@
+/**
+ * Security headers for pages: a Content-Security-Policy with a fresh nonce for each response (Next.js reads it
+ * from the request and puts it on its own scripts); the fixed headers and HSTS come from next.config.ts. Authentication and authorization are not
+ * decided here: every page, action and handler checks them itself.
+ */
+import { NextResponse, type NextRequest } from "next/server";
+import { cameOverHttps, newNonce, pageCsp } from "@/lib/web/security-headers";
+
+export function proxy(request: NextRequest) {
+  const https = cameOverHttps(request.nextUrl, request.headers);
+  const csp = pageCsp({ nonce: newNonce(), https, dev: process.env.NODE_ENV === "development" });
+  const requestHeaders = new Headers(request.headers);
+  requestHeaders.set("Content-Security-Policy", csp);
+  const response = NextResponse.next({ request: { headers: requestHeaders } });
+  response.headers.set("Content-Security-Policy", csp);
+  return response;
+}
+
+export const config = {
+  // Pages only: JSON routes, /mcp and static files get fixed headers from next.config.ts.
+  matcher: ["/((?!api/|mcp|_next/static|_next/image|favicon.ico).*)"],
+};
