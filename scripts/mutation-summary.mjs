@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+/**
+ * Summarises the StrykerJS reports under a folder (default reports/mutation; every <run>/mutation.json in it):
+ * the mutation score per source folder, and each surviving or uncovered mutant as file:line, mutator and the
+ * replacement. Writes <folder>/summary.md and prints it. Score = (killed + timed out) / (those + survived + no
+ * coverage); ignored (static), compile and runtime errors do not count, as in Stryker's own score.
+ */
+import fs from "node:fs";
+import path from "node:path";
+
+const dir = process.argv[2] ?? "reports/mutation";
+const runs = fs.existsSync(dir)
+  ? fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && fs.existsSync(path.join(dir, d.name, "mutation.json")))
+  : [];
+if (fs.existsSync(path.join(dir, "mutation.json"))) runs.unshift({ name: "." });
+
+const byFile = new Map(); // the newest result per file wins when runs overlap
+for (const run of runs) {
+  const file = path.join(dir, run.name, "mutation.json");
+  const report = JSON.parse(fs.readFileSync(file, "utf8"));
+  const at = fs.statSync(file).mtimeMs;
+  for (const [name, f] of Object.entries(report.files)) {
+    const prev = byFile.get(name);
+    if (!prev || prev.at < at) byFile.set(name, { at, run: run.name, mutants: f.mutants });
+  }
+}
+
+const DETECTED = new Set(["Killed", "Timeout"]);
+const UNDETECTED = new Set(["Survived", "NoCoverage"]);
+const folders = new Map();
+const undetected = [];
+for (const [name, f] of [...byFile].sort(([a], [b]) => a.localeCompare(b))) {
+  const folder = path.dirname(name);
+  const c = folders.get(folder) ?? { detected: 0, undetected: 0, ignored: 0, errors: 0 };
+  for (const m of f.mutants) {
+    if (DETECTED.has(m.status)) c.detected++;
+    else if (UNDETECTED.has(m.status)) {
+      c.undetected++;
+      undetected.push({ name, m });
+    } else if (m.status === "Ignored") c.ignored++;
+    else c.errors++;
+  }
+  folders.set(folder, c);
+}
+
+const pct = (c) => (c.detected + c.undetected ? ((100 * c.detected) / (c.detected + c.undetected)).toFixed(1) + "%" : "-");
+const total = [...folders.values()].reduce((a, c) => ({ detected: a.detected + c.detected, undetected: a.undetected + c.undetected, ignored: a.ignored + c.ignored, errors: a.errors + c.errors }), { detected: 0, undetected: 0, ignored: 0, errors: 0 });
+const unfinished = runs.filter((r) => fs.existsSync(path.join(dir, r.name, "unfinished"))).map((r) => r.name);
+const lines = [
+  "# Mutation testing summary",
+  "",
+  `Generated ${new Date().toISOString()} from ${runs.length} run(s) in ${dir}.` + (unfinished.length ? ` Unfinished (time limit): ${unfinished.join(", ")}.` : ""),
+  "",
+  "| folder | score | detected | survived or uncovered | ignored (static) | errors |",
+  "| --- | --- | --- | --- | --- | --- |",
+  ...[...folders].map(([f, c]) => `| ${f} | ${pct(c)} | ${c.detected} | ${c.undetected} | ${c.ignored} | ${c.errors} |`),
+  `| **all** | **${pct(total)}** | ${total.detected} | ${total.undetected} | ${total.ignored} | ${total.errors} |`,
+  "",
+  "## Surviving and uncovered mutants",
+  "",
+  ...undetected.map(({ name, m }) => {
+    const l = m.location.start;
+    const repl = (m.replacement ?? "").replace(/\s+/g, " ").slice(0, 100);
+    return `- ${name}:${l.line}:${l.column} ${m.mutatorName} (${m.status})${repl ? ": `" + repl.replace(/`/g, "'") + "`" : ""}`;
+  }),
+  "",
+];
+fs.mkdirSync(dir, { recursive: true });
+fs.writeFileSync(path.join(dir, "summary.md"), lines.join("\n"));
+console.log(lines.join("\n"));
