@@ -9,16 +9,32 @@ import fs from "node:fs";
 import path from "node:path";
 
 const dir = process.argv[2] ?? "reports/mutation";
-const runs = fs.existsSync(dir)
-  ? fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && fs.existsSync(path.join(dir, d.name, "mutation.json")))
-  : [];
+const hasResults = (d) => fs.existsSync(path.join(dir, d, "mutation.json")) || fs.existsSync(path.join(dir, d, "events"));
+const runs = fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && hasResults(d.name)) : [];
 if (fs.existsSync(path.join(dir, "mutation.json"))) runs.unshift({ name: "." });
 
+/** A finished run's report; for a run stopped early, the mutants its event recorder wrote before it stopped. */
+function readRun(runDir) {
+  const file = path.join(runDir, "mutation.json");
+  if (fs.existsSync(file)) return { at: fs.statSync(file).mtimeMs, partial: false, files: JSON.parse(fs.readFileSync(file, "utf8")).files };
+  const events = path.join(runDir, "events");
+  const files = {};
+  let at = 0;
+  for (const name of fs.readdirSync(events).filter((n) => n.endsWith("-onMutantTested.json"))) {
+    const m = JSON.parse(fs.readFileSync(path.join(events, name), "utf8"));
+    const rel = path.relative(process.cwd(), m.fileName);
+    (files[rel] ??= { mutants: [] }).mutants.push(m);
+    at = Math.max(at, fs.statSync(path.join(events, name)).mtimeMs);
+  }
+  return { at, partial: true, files };
+}
+
 const byFile = new Map(); // the newest result per file wins when runs overlap
+const partial = [];
 for (const run of runs) {
-  const file = path.join(dir, run.name, "mutation.json");
-  const report = JSON.parse(fs.readFileSync(file, "utf8"));
-  const at = fs.statSync(file).mtimeMs;
+  const report = readRun(path.join(dir, run.name));
+  const at = report.at;
+  if (report.partial) partial.push(run.name);
   for (const [name, f] of Object.entries(report.files)) {
     const prev = byFile.get(name);
     if (!prev || prev.at < at) byFile.set(name, { at, run: run.name, mutants: f.mutants });
@@ -45,11 +61,11 @@ for (const [name, f] of [...byFile].sort(([a], [b]) => a.localeCompare(b))) {
 
 const pct = (c) => (c.detected + c.undetected ? ((100 * c.detected) / (c.detected + c.undetected)).toFixed(1) + "%" : "-");
 const total = [...folders.values()].reduce((a, c) => ({ detected: a.detected + c.detected, undetected: a.undetected + c.undetected, ignored: a.ignored + c.ignored, errors: a.errors + c.errors }), { detected: 0, undetected: 0, ignored: 0, errors: 0 });
-const unfinished = runs.filter((r) => fs.existsSync(path.join(dir, r.name, "unfinished"))).map((r) => r.name);
+const unfinished = [...new Set([...partial, ...runs.filter((r) => fs.existsSync(path.join(dir, r.name, "unfinished"))).map((r) => r.name)])];
 const lines = [
   "# Mutation testing summary",
   "",
-  `Generated ${new Date().toISOString()} from ${runs.length} run(s) in ${dir}.` + (unfinished.length ? ` Unfinished (time limit): ${unfinished.join(", ")}.` : ""),
+  `Generated ${new Date().toISOString()} from ${runs.length} run(s) in ${dir}.` + (unfinished.length ? ` Unfinished (stopped before the end; counts only the mutants tested): ${unfinished.join(", ")}.` : ""),
   "",
   "| folder | score | detected | survived or uncovered | ignored (static) | errors |",
   "| --- | --- | --- | --- | --- | --- |",

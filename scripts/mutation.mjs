@@ -63,7 +63,8 @@ for (const target of runs) {
     continue;
   }
   fs.mkdirSync(reportDir, { recursive: true });
-  fs.rmSync(path.join(reportDir, "unfinished"), { force: true });
+  // A run stopped at the time limit leaves only its events: the previous run's report must not stand in for it.
+  for (const stale of ["unfinished", "mutation.json"]) fs.rmSync(path.join(reportDir, stale), { force: true });
   const started = Date.now();
   console.log(`[mutation] ${target} -> ${reportDir}/index.html`);
   const child = spawn(node, [stryker, "run", "stryker.config.mjs"], {
