@@ -29,15 +29,21 @@ function readRun(runDir) {
   return { at, partial: true, files };
 }
 
-const byFile = new Map(); // the newest result per file wins when runs overlap
+// Runs may overlap (a folder, then one file of it again after new tests): the newest result of each mutant wins.
+const byFile = new Map();
+const keyOf = (m) => `${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement ?? ""}`;
 const partial = [];
 for (const run of runs) {
   const report = readRun(path.join(dir, run.name));
   const at = report.at;
   if (report.partial) partial.push(run.name);
   for (const [name, f] of Object.entries(report.files)) {
-    const prev = byFile.get(name);
-    if (!prev || prev.at < at) byFile.set(name, { at, run: run.name, mutants: f.mutants });
+    const mutants = byFile.get(name) ?? new Map();
+    for (const m of f.mutants) {
+      const prev = mutants.get(keyOf(m));
+      if (!prev || prev.at < at) mutants.set(keyOf(m), { at, m });
+    }
+    byFile.set(name, mutants);
   }
 }
 
@@ -48,7 +54,8 @@ const undetected = [];
 for (const [name, f] of [...byFile].sort(([a], [b]) => a.localeCompare(b))) {
   const folder = path.dirname(name);
   const c = folders.get(folder) ?? { detected: 0, undetected: 0, ignored: 0, errors: 0 };
-  for (const m of f.mutants) {
+  const sorted = [...f.values()].map((x) => x.m).sort((a, b) => a.location.start.line - b.location.start.line || a.location.start.column - b.location.start.column);
+  for (const m of sorted) {
     if (DETECTED.has(m.status)) c.detected++;
     else if (UNDETECTED.has(m.status)) {
       c.undetected++;

@@ -48,6 +48,7 @@ describe("which rules match a call", () => {
     const r = rule({});
     expect(matches(r, { environment: "production" })).toBe(true);
     expect(matches(r, { environment: "staging" })).toBe(false);
+    expect(matches(rule({ value: "prod" }), { environment: "production" })).toBe(false);
     expect(matches(rule({ field: "replicas", value: "3" }), { replicas: 3 })).toBe(true);
   });
 
@@ -62,6 +63,13 @@ describe("which rules match a call", () => {
     const r = rule({ field: "path", operator: "prefix", value: "prod/" });
     expect(matches(r, { path: "prod/db.sqlite" })).toBe(true);
     expect(matches(r, { path: "archive/prod/db.sqlite" })).toBe(false);
+  });
+
+  it("a rule on a property the resource does not carry does not match it, whatever the rule's text", () => {
+    expect(matches(rule({ value: "null" }), { environment: null })).toBe(false);
+    expect(matches(rule({ value: "undefined" }), {})).toBe(false);
+    expect(matches(rule({ operator: "prefix", value: "nu" }), { environment: null })).toBe(false);
+    expect(matches(rule({ operator: "gte", value: "0" }), { environment: null })).toBe(false);
   });
 
   it("an operator the server does not understand matches, so it can never silently allow", () => {
