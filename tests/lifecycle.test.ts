@@ -44,6 +44,7 @@ import {
   at,
   auditCount,
   expectBodyAgrees,
+  expectDenied,
   freshOrder,
   gatedCall,
   gatedRefund,
@@ -108,15 +109,6 @@ async function claimWithoutResult(taskId: string, now: Date): Promise<void> {
 const TERMINAL_EVENTS = ["execution.completed", "execution.outcome-unknown", "task.denied", "task.cancelled", "task.failed"];
 async function terminalEvents(taskId: string): Promise<number> {
   return db().auditEvent.count({ where: { taskId, type: { in: TERMINAL_EVENTS } } });
-}
-
-async function expectDenied(taskId: string, words: RegExp): Promise<void> {
-  const t = await taskRow(taskId);
-  expect(t).toMatchObject({ status: "completed", disposition: "denied-not-executed", phase: "done" });
-  expectBodyAgrees(t.result as never);
-  expect((t.result as { text: string }).text).toMatch(words);
-  expect(await sideEffects(taskId)).toBe(0);
-  expect(await auditCount(taskId, "execution.claimed")).toBe(0);
 }
 
 // ---- four-eyes ----

@@ -25,7 +25,7 @@ import { isTerminal } from "../tasks/view";
 import { getTool } from "../tools/registry";
 import { ToolError } from "../tools/types";
 import { principalStillValid } from "../auth/agents";
-import { claim, type ClaimApproval } from "./claim";
+import { approvalExpiredAtClaim, claim, type ClaimApproval } from "./claim";
 import { deniedNotExecuted, executed, executionError, outcomeUnknown, type DenialCause } from "./outcomes";
 import { reevaluate } from "./reevaluate";
 import { terminalize } from "./terminalize";
@@ -129,7 +129,7 @@ async function execute(t: Task, now: Date, approval: ClaimApproval | undefined):
   if (!token) {
     const after = await db().task.findUnique({ where: { id: t.id } });
     if (!after || isTerminal(after) || after.phase === "claimed" || after.generation !== t.generation) return;
-    if (after.approvalExpiresAt && after.approvalExpiresAt.getTime() <= now.getTime()) {
+    if (await approvalExpiredAtClaim(t.id, now)) {
       await deny(after, "approval-expired", now);
     } else if (!(await principalStillValid(after.agentId))) {
       await deny(after, "principal", now);
