@@ -85,8 +85,6 @@ export async function advanceTask(taskId: string, now: Date): Promise<AdvanceNot
       });
       return {};
     case "approved":
-      // A task waiting for the requester's answer (input_required) is not executed until it is working again.
-      if (t.status !== "working") return {};
       await onApproved(t, st.approval!, now);
   }
   return {};
@@ -103,8 +101,11 @@ async function onApproved(t: Task, approval: ApprovalInput, now: Date): Promise<
     await db().$executeRaw`
       UPDATE "Task" SET "approvalExpiresAt" = ${approval.expiresAt},
         "retainUntil" = GREATEST(COALESCE("retainUntil", ${retain}), ${retain}), "lastUpdatedAt" = ${now}
-      WHERE id = ${t.id} AND generation = ${t.generation} AND status = 'working' AND "approvalExpiresAt" IS NULL`;
+      WHERE id = ${t.id} AND generation = ${t.generation} AND status IN ('working', 'input_required') AND "approvalExpiresAt" IS NULL`;
   }
+  // A task waiting for the requester's answer (input_required) is not executed until it is working again; its
+  // approval's validity is recorded all the same, so it still ends when the approval expires.
+  if (t.status !== "working") return;
   const re = await reevaluate(t, approval, now);
   switch (re.next) {
     case "allow": {
