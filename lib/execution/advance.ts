@@ -7,7 +7,8 @@
  *   cancelled          -> cancelled;  failed -> failed (before any claim)
  *   approved           -> re-evaluate with the approval as input:
  *                           allow   -> claim -> run the tool once -> approved-executed | execution-error
- *                           retry   -> stays working; bounded backoff with jitter, never past approval expiry
+ *                           retry   -> stays working; bounded backoff with jitter, clamped into the approval's
+ *                                      validity (never a denial; the task ends only once the approval expired)
  *                           request -> the generation is consumed and a new request opened (bounded chain)
  *                           deny    -> completed, denied-not-executed
  */
@@ -175,14 +176,26 @@ export async function expireExecution(t: Task, now: Date): Promise<boolean> {
   });
 }
 
+/** Below this, a wait is not worth scheduling before the approval's expiry: the task waits out the expiry instead. */
+const MIN_RETRY_MS = 1_000;
+
+/**
+ * When a retryable re-evaluation is tried again: after the backend's hint or bounded exponential backoff, with
+ * jitter, but never past the approval's validity. A retryable outcome is never completed as a denial, so a wait
+ * that would reach the expiry is clamped to halfway there (another attempt while the approval is still valid);
+ * with less than two MIN_RETRY_MS left, the next attempt is the expiry itself, where advancing ends the task.
+ */
+export function nextAttemptAt(now: Date, waitMs: number, expiresAt: Date): Date {
+  const left = expiresAt.getTime() - now.getTime();
+  if (waitMs < left) return new Date(now.getTime() + waitMs);
+  if (left >= 2 * MIN_RETRY_MS) return new Date(now.getTime() + Math.floor(left / 2));
+  return expiresAt;
+}
+
 async function scheduleRetry(t: Task, approval: ApprovalInput, retryAfterMs: number | undefined, now: Date): Promise<void> {
   const base = retryAfterMs ?? Math.min(1_000 * 2 ** t.attempts, 60_000);
   const wait = Math.round(base * (0.5 + Math.random() * 0.5));
-  const next = new Date(now.getTime() + wait);
-  if (next.getTime() >= approval.expiresAt.getTime()) {
-    await deny(t, "approval-expired", now);
-    return;
-  }
+  const next = nextAttemptAt(now, wait, approval.expiresAt);
   await db().$transaction(async (tx) => {
     const n = await tx.task.updateMany({
       where: { id: t.id, generation: t.generation, status: "working", phase: { in: PRE_CLAIM } },
