@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
 import { decide, type DecideResult } from "../lib/tasks/decide";
+import { reviewerDecides } from "./support/reviewer";
 import { principal, requestIdOf, resetDb, userId } from "./support/db";
 import { LONG, MIN, T0, TREASURY, approveOnly, at, auditCount, expectBodyAgrees, gatedCall, sideEffects, startWorker, taskRow, timed, type Worker } from "./support/proof";
 
@@ -88,8 +89,8 @@ describe("four-eyes review: any recorded denial is terminal", () => {
   it(`a denial racing the final approval, parallel calls on the pool: zero executions of a request that has a denial (${IN_PROCESS_TRIALS} trials)`, { timeout: TIMEOUT }, async () => {
     await run("pool", IN_PROCESS_TRIALS, (requestId, deny, approve, now, i) => {
       // Alternate which call starts first.
-      const d = () => decide({ requestId, decision: "deny", ...deny }, now);
-      const a = () => decide({ requestId, decision: "approve", ...approve }, now);
+      const d = () => reviewerDecides({ requestId, decision: "deny", ...deny }, now);
+      const a = () => reviewerDecides({ requestId, decision: "approve", ...approve }, now);
       return i % 2 === 0 ? Promise.all([d(), a()]) : Promise.all([a(), d()]).then(([x, y]) => [y, x]);
     });
   });
