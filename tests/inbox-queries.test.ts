@@ -21,7 +21,7 @@ import { decide } from "../lib/tasks/decide";
 import type { Principal } from "../lib/tasks/types";
 import { principal, requestIdOf, resetDb, userId } from "./support/db";
 
-const T0 = new Date("2026-11-30T10:00:00Z");
+import { T0 } from "./support/proof";
 const at = (sec: number) => new Date(T0.getTime() + sec * 1000);
 
 async function viewer(email: string): Promise<Viewer> {

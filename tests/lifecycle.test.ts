@@ -44,6 +44,7 @@ import {
   at,
   auditCount,
   expectBodyAgrees,
+  expectDenied,
   freshOrder,
   gatedCall,
   gatedRefund,
@@ -108,15 +109,6 @@ async function claimWithoutResult(taskId: string, now: Date): Promise<void> {
 const TERMINAL_EVENTS = ["execution.completed", "execution.outcome-unknown", "task.denied", "task.cancelled", "task.failed"];
 async function terminalEvents(taskId: string): Promise<number> {
   return db().auditEvent.count({ where: { taskId, type: { in: TERMINAL_EVENTS } } });
-}
-
-async function expectDenied(taskId: string, words: RegExp): Promise<void> {
-  const t = await taskRow(taskId);
-  expect(t).toMatchObject({ status: "completed", disposition: "denied-not-executed", phase: "done" });
-  expectBodyAgrees(t.result as never);
-  expect((t.result as { text: string }).text).toMatch(words);
-  expect(await sideEffects(taskId)).toBe(0);
-  expect(await auditCount(taskId, "execution.claimed")).toBe(0);
 }
 
 // ---- four-eyes ----
@@ -389,24 +381,46 @@ describe("completion: re-evaluate, then execute", () => {
     expect(await sideEffects(taskId)).toBe(1);
   });
 
-  it("re-evaluation \"retry\" stops once the approval expires: the task ends denied-not-executed, before the expiry", async () => {
+  it("re-evaluation \"retry\" stops once the approval expires: every attempt is made within the approval's validity, and the task ends denied-not-executed only when it has expired", async () => {
     const taskId = await gatedRefund("O-2289");
     await approveOnly(taskId, LEADS[0], at(MIN));
     const expiresAt = at(MIN + HOUR);
-    vi.spyOn(issueRefund, "resource").mockRejectedValue(new ToolBusyError("The order is locked.", 10 * MIN));
+    const resource = vi.spyOn(issueRefund, "resource").mockRejectedValue(new ToolBusyError("The order is locked.", 10 * MIN));
     let now = at(2 * MIN);
     let rounds = 0;
-    for (; rounds < 50; rounds++) {
+    for (; rounds < 60; rounds++) {
       await advanceTask(taskId, now);
       const t = await taskRow(taskId);
       if (t.status !== "working") break;
       expect(t.phase).toBe("retry_wait");
-      expect(t.nextAttemptAt!.getTime()).toBeLessThan(expiresAt.getTime());
+      expect(t.nextAttemptAt!.getTime()).toBeGreaterThan(now.getTime());
+      expect(t.nextAttemptAt!.getTime()).toBeLessThanOrEqual(expiresAt.getTime());
       now = t.nextAttemptAt!;
     }
-    expect(rounds).toBeLessThan(20);
+    // Bounded: the backoff is clamped to halfway to the expiry, down to a floor, then the expiry itself.
+    expect(rounds).toBeLessThan(40);
     await expectDenied(taskId, /approval expired before the call could be executed/);
-    expect((await taskRow(taskId)).terminalizedAt!.getTime()).toBeLessThan(expiresAt.getTime());
+    expect((await taskRow(taskId)).terminalizedAt).toEqual(expiresAt);
+    // Every re-evaluation happened while the approval was valid; none was ended as a denial.
+    expect(resource).toHaveBeenCalledTimes(rounds);
+  });
+
+  it("re-evaluation \"retry\" whose next attempt would land after the approval's expiry is not a denial: the backoff is clamped into the validity and the call executes once the hold clears", async () => {
+    const taskId = await gatedRefund("O-2289");
+    await approveOnly(taskId, LEADS[0], at(MIN));
+    const expiresAt = at(MIN + HOUR);
+    // A retry-after hint longer than what is left of the approval.
+    vi.spyOn(issueRefund, "resource").mockRejectedValueOnce(new ToolBusyError("The order is locked by a long export.", 2 * HOUR));
+    await advanceTask(taskId, at(2 * MIN));
+    const t = await taskRow(taskId);
+    expect(t).toMatchObject({ status: "working", phase: "retry_wait", attempts: 1, disposition: null });
+    expect(t.nextAttemptAt!.getTime()).toBeGreaterThan(at(2 * MIN).getTime());
+    expect(t.nextAttemptAt!.getTime()).toBeLessThan(expiresAt.getTime());
+    expect(await auditCount(taskId, "task.denied")).toBe(0);
+
+    await sweep(t.nextAttemptAt!);
+    expect(await taskRow(taskId)).toMatchObject({ status: "completed", disposition: "approved-executed" });
+    expect(await sideEffects(taskId)).toBe(1);
   });
 
   it.each([

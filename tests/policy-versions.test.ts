@@ -6,7 +6,7 @@ import { saveRuleVersion, type RuleInput } from "../lib/policy/save-rule";
 import { callTool } from "../lib/tasks/call";
 import { principal, resetDb, userId } from "./support/db";
 
-const T0 = new Date("2026-11-30T10:00:00Z");
+import { T0 } from "./support/proof";
 beforeEach(resetDb);
 
 async function refundRule(): Promise<RuleInput> {

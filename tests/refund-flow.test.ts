@@ -11,7 +11,7 @@ import { getTask } from "../lib/tasks/get";
 import { advanceTask } from "../lib/execution/advance";
 import { principal, refundsFor, requestIdOf, resetDb, userId } from "./support/db";
 
-const T0 = new Date("2026-11-30T10:00:00Z");
+import { T0 } from "./support/proof";
 const later = (ms: number) => new Date(T0.getTime() + ms);
 
 beforeEach(resetDb);

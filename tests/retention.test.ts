@@ -8,7 +8,7 @@ import { decide } from "../lib/tasks/decide";
 import { getTask } from "../lib/tasks/get";
 import { principal, requestIdOf, resetDb, userId } from "./support/db";
 
-const T0 = new Date("2026-11-30T10:00:00Z");
+import { T0 } from "./support/proof";
 const later = (ms: number) => new Date(T0.getTime() + ms);
 beforeEach(resetDb);
 

@@ -15,7 +15,7 @@ import { createWebhook } from "../lib/webhooks/admin";
 import { deliverDue, RETRY_DELAYS_MS } from "../lib/webhooks/deliver";
 import { principal, requestIdOf, resetDb, userId } from "./support/db";
 
-const T0 = new Date("2026-11-30T10:00:00Z");
+import { T0 } from "./support/proof";
 const later = (ms: number) => new Date(T0.getTime() + ms);
 
 type Received = { headers: http.IncomingHttpHeaders; body: string };

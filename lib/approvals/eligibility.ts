@@ -1,5 +1,6 @@
 /** Who may review: an active reviewer in the required group who is not the requester. Checked again at claim time. */
 import { db } from "../db/client";
+import type { Tx } from "../audit/append";
 
 export function isEligibleReviewer(
   user: { id: string; role: string; groups: string[]; active: boolean },
@@ -15,8 +16,8 @@ export async function eligibleReviewerCount(approverGroup: string, requesterUser
   });
 }
 
-/** Distinct approvers of a request who are still eligible now. */
-export async function eligibleApproverIds(requestId: string, approverGroup: string, requesterUserId: string): Promise<string[]> {
-  const approvals = await db().review.findMany({ where: { requestId, decision: "approve" }, include: { reviewer: true } });
+/** Distinct approvers of a request who are still eligible now (never the requester, whatever their groups). */
+export async function eligibleApproverIds(requestId: string, approverGroup: string, requesterUserId: string, client: Tx = db()): Promise<string[]> {
+  const approvals = await client.review.findMany({ where: { requestId, decision: "approve" }, include: { reviewer: true } });
   return [...new Set(approvals.filter((r) => isEligibleReviewer(r.reviewer, approverGroup, requesterUserId)).map((r) => r.reviewerId))];
 }

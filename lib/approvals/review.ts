@@ -1,11 +1,14 @@
 /**
  * Four-eyes review in the built-in backend. A reviewer reviews a request once (unique constraint), never their
- * own request, only in their group; any denial is terminal; N distinct eligible approvals approve it.
+ * own request, only in their group; any recorded denial is terminal; N distinct eligible approvals approve it.
  *
- * The review row is committed before the count, so of two parallel approvals the later count sees both.
+ * A review and the request's decision are one transaction, and every review of a request first locks the
+ * request's row (FOR UPDATE). So reviews of one request are recorded and decided one at a time, each seeing every
+ * review recorded before it, at any isolation level (PostgreSQL's READ COMMITTED included): a denial and a final
+ * approval can never both win, and a request that has a denial is never approved.
  */
 import { db, Prisma } from "../db/client";
-import { appendAudit } from "../audit/append";
+import { appendAudit, type Tx } from "../audit/append";
 import { eligibleApproverIds, isEligibleReviewer } from "./eligibility";
 
 export type ReviewInput = { requestId: string; reviewerId: string; decision: "approve" | "deny"; comment?: string };
@@ -14,23 +17,40 @@ export type ReviewResult =
   | { ok: true; taskId: string; requestStatus: string }
   | { ok: false; error: string };
 
+type LockedRequest = {
+  id: string;
+  taskId: string;
+  requesterUserId: string;
+  approverGroup: string;
+  approvalsRequired: number;
+  status: string;
+  deadline: Date;
+  approvalValiditySec: number;
+};
+
+class Refused extends Error {}
+
 export async function reviewRequest(input: ReviewInput, now: Date): Promise<ReviewResult> {
   const comment = input.comment?.trim() || null;
   if (input.decision === "deny" && !comment) return { ok: false, error: "A denial needs a reason." };
-  const [req, reviewer] = await Promise.all([
-    db().approvalRequest.findUnique({ where: { id: input.requestId } }),
-    db().user.findUnique({ where: { id: input.reviewerId } }),
-  ]);
-  if (!req || !reviewer) return { ok: false, error: "No such request." };
-  if (reviewer.id === req.requesterUserId) return { ok: false, error: "You cannot review your own request." };
-  if (!isEligibleReviewer(reviewer, req.approverGroup, req.requesterUserId)) {
-    return { ok: false, error: `Only active ${req.approverGroup} reviewers can review this request.` };
-  }
-  if (req.status !== "pending") return { ok: false, error: `This request is already ${req.status}.` };
-  if (req.deadline.getTime() <= now.getTime()) return { ok: false, error: "This request has expired." };
-
+  const reviewer = await db().user.findUnique({ where: { id: input.reviewerId } });
+  if (!reviewer) return { ok: false, error: "No such request." };
   try {
-    await db().$transaction(async (tx) => {
+    return await db().$transaction(async (tx): Promise<ReviewResult> => {
+      const [req] = await tx.$queryRaw<LockedRequest[]>`
+        SELECT id, "taskId", "requesterUserId", "approverGroup", "approvalsRequired", status, deadline, "approvalValiditySec"
+        FROM "ApprovalRequest" WHERE id = ${input.requestId}
+        FOR UPDATE`;
+      if (!req) throw new Refused("No such request.");
+      if (reviewer.id === req.requesterUserId) throw new Refused("You cannot review your own request.");
+      if (!isEligibleReviewer(reviewer, req.approverGroup, req.requesterUserId)) {
+        throw new Refused(`Only active ${req.approverGroup} reviewers can review this request.`);
+      }
+      if (req.status !== "pending") throw new Refused(`This request is already ${req.status}.`);
+      if (req.deadline.getTime() <= now.getTime()) throw new Refused("This request has expired.");
+      if (await tx.review.findUnique({ where: { requestId_reviewerId: { requestId: req.id, reviewerId: reviewer.id } } })) {
+        throw new Refused("You have already reviewed this request.");
+      }
       await tx.review.create({ data: { requestId: req.id, reviewerId: reviewer.id, decision: input.decision, comment, createdAt: now } });
       await appendAudit(tx, {
         type: input.decision === "approve" ? "review.approved" : "review.denied",
@@ -40,51 +60,55 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
         data: { reviewer: reviewer.email, comment },
         at: now,
       });
+      return { ok: true, taskId: req.taskId, requestStatus: await settleRequest(tx, req, `user:${reviewer.id}`, now) };
     });
   } catch (e) {
+    if (e instanceof Refused) return { ok: false, error: e.message };
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
       return { ok: false, error: "You have already reviewed this request." };
     }
     throw e;
   }
+}
 
-  if (input.decision === "deny") {
-    await db().$transaction(async (tx) => {
-      const res = await tx.approvalRequest.updateMany({ where: { id: req.id, status: "pending" }, data: { status: "denied", decidedAt: now } });
-      if (res.count === 1) {
-        await appendAudit(tx, {
-          type: "request.denied",
-          actor: `user:${reviewer.id}`,
-          taskId: req.taskId,
-          requestId: req.id,
-          at: now,
-          announce: { event: "request.decided", data: { decision: "denied" } },
-        });
-      }
-    });
-  } else {
-    const approvers = await eligibleApproverIds(req.id, req.approverGroup, req.requesterUserId);
-    if (approvers.length >= req.approvalsRequired) {
-      const expiresAt = new Date(now.getTime() + req.approvalValiditySec * 1000);
-      await db().$transaction(async (tx) => {
-        const res = await tx.approvalRequest.updateMany({
-          where: { id: req.id, status: "pending" },
-          data: { status: "approved", approvedAt: now, approvalExpiresAt: expiresAt, decidedAt: now },
-        });
-        if (res.count === 1) {
-          await appendAudit(tx, {
-            type: "request.approved",
-            actor: `user:${reviewer.id}`,
-            taskId: req.taskId,
-            requestId: req.id,
-            data: { approvals: approvers.length, expiresAt: expiresAt.toISOString() },
-            at: now,
-            announce: { event: "request.decided", data: { decision: "approved", approvalExpiresAt: expiresAt.toISOString() } },
-          });
-        }
+/**
+ * The request's decision from every review recorded for it, inside the transaction that holds its row lock: any
+ * denial denies it; otherwise enough distinct eligible approvals approve it; otherwise it stays pending. The
+ * approval itself is conditional on no denial existing, so even a denial recorded by another path wins.
+ */
+export async function settleRequest(tx: Tx, req: LockedRequest, actor: string, now: Date): Promise<string> {
+  const denials = await tx.review.count({ where: { requestId: req.id, decision: "deny" } });
+  if (denials > 0) {
+    const res = await tx.approvalRequest.updateMany({ where: { id: req.id, status: "pending" }, data: { status: "denied", decidedAt: now } });
+    if (res.count === 1) {
+      await appendAudit(tx, {
+        type: "request.denied",
+        actor,
+        taskId: req.taskId,
+        requestId: req.id,
+        at: now,
+        announce: { event: "request.decided", data: { decision: "denied" } },
       });
     }
+    return res.count === 1 ? "denied" : req.status;
   }
-  const after = await db().approvalRequest.findUniqueOrThrow({ where: { id: req.id }, select: { status: true } });
-  return { ok: true, taskId: req.taskId, requestStatus: after.status };
+  const approvers = await eligibleApproverIds(req.id, req.approverGroup, req.requesterUserId, tx);
+  if (approvers.length < req.approvalsRequired) return "pending";
+  const expiresAt = new Date(now.getTime() + req.approvalValiditySec * 1000);
+  const n = await tx.$executeRaw`
+    UPDATE "ApprovalRequest" r SET status = 'approved', "approvedAt" = ${now}, "approvalExpiresAt" = ${expiresAt}, "decidedAt" = ${now},
+      "updatedAt" = ${now}
+    WHERE r.id = ${req.id} AND r.status = 'pending'
+      AND NOT EXISTS (SELECT 1 FROM "Review" v WHERE v."requestId" = r.id AND v.decision = 'deny')`;
+  if (n !== 1) return req.status;
+  await appendAudit(tx, {
+    type: "request.approved",
+    actor,
+    taskId: req.taskId,
+    requestId: req.id,
+    data: { approvals: approvers.length, expiresAt: expiresAt.toISOString() },
+    at: now,
+    announce: { event: "request.decided", data: { decision: "approved", approvalExpiresAt: expiresAt.toISOString() } },
+  });
+  return "approved";
 }

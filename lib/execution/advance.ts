@@ -7,7 +7,8 @@
  *   cancelled          -> cancelled;  failed -> failed (before any claim)
  *   approved           -> re-evaluate with the approval as input:
  *                           allow   -> claim -> run the tool once -> approved-executed | execution-error
- *                           retry   -> stays working; bounded backoff with jitter, never past approval expiry
+ *                           retry   -> stays working; bounded backoff with jitter, clamped into the approval's
+ *                                      validity (never a denial; the task ends only once the approval expired)
  *                           request -> the generation is consumed and a new request opened (bounded chain)
  *                           deny    -> completed, denied-not-executed
  */
@@ -26,7 +27,7 @@ import { isTerminal } from "../tasks/view";
 import { getTool } from "../tools/registry";
 import { ToolError } from "../tools/types";
 import { principalStillValid } from "../auth/agents";
-import { claim, type ClaimApproval } from "./claim";
+import { approvalExpiredAtClaim, claim, type ClaimApproval } from "./claim";
 import { deniedNotExecuted, executed, executionError, outcomeUnknown, type DenialCause } from "./outcomes";
 import { reevaluate } from "./reevaluate";
 import { terminalize } from "./terminalize";
@@ -86,8 +87,6 @@ export async function advanceTask(taskId: string, now: Date): Promise<AdvanceNot
       });
       return {};
     case "approved":
-      // A task waiting for the requester's answer (input_required) is not executed until it is working again.
-      if (t.status !== "working") return {};
       await onApproved(t, st.approval!, now);
   }
   return {};
@@ -104,8 +103,11 @@ async function onApproved(t: Task, approval: ApprovalInput, now: Date): Promise<
     await db().$executeRaw`
       UPDATE "Task" SET "approvalExpiresAt" = ${approval.expiresAt},
         "retainUntil" = GREATEST(COALESCE("retainUntil", ${retain}), ${retain}), "lastUpdatedAt" = ${now}
-      WHERE id = ${t.id} AND generation = ${t.generation} AND status = 'working' AND "approvalExpiresAt" IS NULL`;
+      WHERE id = ${t.id} AND generation = ${t.generation} AND status IN ('working', 'input_required') AND "approvalExpiresAt" IS NULL`;
   }
+  // A task waiting for the requester's answer (input_required) is not executed until it is working again; its
+  // approval's validity is recorded all the same, so it still ends when the approval expires.
+  if (t.status !== "working") return;
   const re = await reevaluate(t, approval, now);
   switch (re.next) {
     case "allow": {
@@ -130,7 +132,7 @@ async function execute(t: Task, now: Date, approval: ClaimApproval | undefined):
   if (!token) {
     const after = await db().task.findUnique({ where: { id: t.id } });
     if (!after || isTerminal(after) || after.phase === "claimed" || after.generation !== t.generation) return;
-    if (after.approvalExpiresAt && after.approvalExpiresAt.getTime() <= now.getTime()) {
+    if (await approvalExpiredAtClaim(t.id, now)) {
       await deny(after, "approval-expired", now);
     } else if (!(await principalStillValid(after.agentId))) {
       await deny(after, "principal", now);
@@ -175,14 +177,26 @@ export async function expireExecution(t: Task, now: Date): Promise<boolean> {
   });
 }
 
+/** Below this, a wait is not worth scheduling before the approval's expiry: the task waits out the expiry instead. */
+const MIN_RETRY_MS = 1_000;
+
+/**
+ * When a retryable re-evaluation is tried again: after the backend's hint or bounded exponential backoff, with
+ * jitter, but never past the approval's validity. A retryable outcome is never completed as a denial, so a wait
+ * that would reach the expiry is clamped to halfway there (another attempt while the approval is still valid);
+ * with less than two MIN_RETRY_MS left, the next attempt is the expiry itself, where advancing ends the task.
+ */
+export function nextAttemptAt(now: Date, waitMs: number, expiresAt: Date): Date {
+  const left = expiresAt.getTime() - now.getTime();
+  if (waitMs < left) return new Date(now.getTime() + waitMs);
+  if (left >= 2 * MIN_RETRY_MS) return new Date(now.getTime() + Math.floor(left / 2));
+  return expiresAt;
+}
+
 async function scheduleRetry(t: Task, approval: ApprovalInput, retryAfterMs: number | undefined, now: Date): Promise<void> {
   const base = retryAfterMs ?? Math.min(1_000 * 2 ** t.attempts, 60_000);
   const wait = Math.round(base * (0.5 + Math.random() * 0.5));
-  const next = new Date(now.getTime() + wait);
-  if (next.getTime() >= approval.expiresAt.getTime()) {
-    await deny(t, "approval-expired", now);
-    return;
-  }
+  const next = nextAttemptAt(now, wait, approval.expiresAt);
   await db().$transaction(async (tx) => {
     const n = await tx.task.updateMany({
       where: { id: t.id, generation: t.generation, status: "working", phase: { in: PRE_CLAIM } },

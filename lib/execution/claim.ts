@@ -3,14 +3,30 @@
  * enforcement point: the WHERE clause re-checks, at the instant of the claim, that the task is still working in
  * the expected generation, that the approval has not expired, and that the agent and its user are still valid.
  * It is mutually exclusive with cancellation and expiry, which need the same pre-execution phase.
+ *
+ * "At the instant of the claim" is the database's own clock when the UPDATE runs (clock_timestamp(), read again
+ * if the statement waits for a row lock), never earlier than the `now` passed in: a slow re-evaluation between
+ * the arrival of a request and its claim cannot carry an approval past its expiry.
  */
 import { randomUUID } from "node:crypto";
-import { db } from "../db/client";
+import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { config } from "../config";
 
 /** Identifies this process in claim tokens (for the audit trail and for debugging). */
 const BOOT = randomUUID().slice(0, 8);
+
+/** The instant of the claim, in SQL: the later of `now` and the database's clock at the moment it is evaluated. */
+export function claimInstant(now: Date): Prisma.Sql {
+  return Prisma.sql`GREATEST(${now}::timestamp, (clock_timestamp() AT TIME ZONE 'UTC'))`;
+}
+
+/** Whether the task's approval has expired by the claim's clock (why a claim was refused). */
+export async function approvalExpiredAtClaim(taskId: string, now: Date): Promise<boolean> {
+  const rows = await db().$queryRaw<{ expired: boolean }[]>`
+    SELECT ("approvalExpiresAt" IS NOT NULL AND "approvalExpiresAt" <= ${claimInstant(now)}) AS expired FROM "Task" WHERE id = ${taskId}`;
+  return rows[0]?.expired === true;
+}
 
 /**
  * The approvals the decision relied on, re-checked inside the claim: only reviewers still eligible at the claim
@@ -44,7 +60,7 @@ export async function claim(taskId: string, generation: number, now: Date, appro
         AND t.status = 'working'
         AND t.phase IN ('awaiting_approval', 'retry_wait')
         AND t.generation = ${generation}
-        AND t."approvalExpiresAt" IS NOT NULL AND t."approvalExpiresAt" > ${now}
+        AND t."approvalExpiresAt" IS NOT NULL AND t."approvalExpiresAt" > ${claimInstant(now)}
         AND EXISTS (
           SELECT 1 FROM "Agent" a JOIN "User" u ON u.id = a."userId"
           WHERE a.id = t."agentId" AND a."revokedAt" IS NULL AND u.active

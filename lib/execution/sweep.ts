@@ -20,15 +20,17 @@ export type SweepReport = {
 
 export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: number } = {}): Promise<SweepReport> {
   const batch = opts.batch ?? 200;
+  // A task waiting for the requester's answer (input_required) keeps its clocks: past the request deadline or
+  // the approval's validity, or once its request is decided, it is advanced like a working one.
+  const open = { in: ["working", "input_required"] };
   const due = await db().task.findMany({
     where: {
-      status: "working",
       OR: [
-        { phase: "claimed", executionDeadline: { lte: now } },
-        { phase: { in: ["awaiting_approval", "retry_wait"] }, requestDeadline: { lte: now }, approvalExpiresAt: null },
-        { phase: { in: ["awaiting_approval", "retry_wait"] }, approvalExpiresAt: { lte: now } },
-        { phase: "retry_wait", nextAttemptAt: { lte: now } },
-        { phase: "awaiting_approval", handle: { in: await decidedHandles(batch) } },
+        { status: "working", phase: "claimed", executionDeadline: { lte: now } },
+        { status: open, phase: { in: ["awaiting_approval", "retry_wait"] }, requestDeadline: { lte: now }, approvalExpiresAt: null },
+        { status: open, phase: { in: ["awaiting_approval", "retry_wait"] }, approvalExpiresAt: { lte: now } },
+        { status: "working", phase: "retry_wait", nextAttemptAt: { lte: now } },
+        { status: open, phase: "awaiting_approval", handle: { in: await decidedHandles(batch) } },
       ],
     },
     select: { id: true },
@@ -42,11 +44,16 @@ export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: 
   return { advanced: due.length, ...r, purged, webhooks };
 }
 
-/** Handles whose request the built-in backend has decided but whose task has not moved yet. */
+/**
+ * Handles whose request the built-in backend has decided but whose task has not moved yet. A task waiting for its
+ * requester's answer moves on a decided request once: a denial ends it, an approval records its validity (after
+ * which the approval-expiry clause above finds it).
+ */
 async function decidedHandles(limit: number): Promise<string[]> {
   const rows = await db().$queryRaw<{ id: string }[]>`
     SELECT r.id FROM "ApprovalRequest" r JOIN "Task" t ON t.handle = r.id
-    WHERE r.status <> 'pending' AND t.status = 'working' AND t.phase = 'awaiting_approval'
+    WHERE r.status <> 'pending' AND t.phase = 'awaiting_approval'
+      AND (t.status = 'working' OR (t.status = 'input_required' AND t."approvalExpiresAt" IS NULL))
     LIMIT ${limit}`;
   return rows.map((r) => r.id);
 }

@@ -11,7 +11,7 @@ import { currentRules } from "../policy/rules";
 import { getTool, toolVersion } from "../tools/registry";
 import { ToolError } from "../tools/types";
 import type { SubmissionInput } from "../approvals/backend";
-import { createApprovalTask } from "./create";
+import { SubmissionInProgress, createApprovalTask } from "./create";
 import { CallerLimitReached } from "./limits";
 import type { CallOutcome, InputQuestion, Principal } from "./types";
 
@@ -145,6 +145,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   );
   } catch (e) {
     if (e instanceof CallerLimitReached) return refused(`Approval request limit reached. ${e.message}`);
+    if (e instanceof SubmissionInProgress) return refused(e.message);
     throw e;
   }
   return {

@@ -34,9 +34,13 @@ export type RequesterContext = {
   requirements: Requirements;
 };
 
+/** An identical call's submission is still in progress: its task does not exist yet, and nothing has run. */
 export class SubmissionInProgress extends Error {
   constructor() {
-    super("An identical request is being submitted right now; retry the call in a moment.");
+    super(
+      "An identical call is being submitted for approval right now and its task is still being created. " +
+        "This call submitted nothing and the tool has not run. Retry the same call shortly to receive that task.",
+    );
   }
 }
 
@@ -54,7 +58,8 @@ function boundedSec(sec: number): number {
 
 /** Waits briefly for a concurrent creator to bind its task (the window between intent and task). */
 async function existingTask(taskId: string): Promise<TaskView> {
-  for (let i = 0; i < 50; i++) {
+  const until = Date.now() + 5_000;
+  for (let i = 0; i < 50 && Date.now() < until; i++) {
     const t = await db().task.findUnique({ where: { id: taskId } });
     if (t) return toView(t);
     await new Promise((r) => setTimeout(r, 100));

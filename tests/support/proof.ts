@@ -21,7 +21,12 @@ export const DAY = 24 * HOUR;
 export const RESULT_RETENTION_MS = 7 * DAY;
 export const EXECUTION_DEADLINE_MS = 60 * SEC;
 
-export const T0 = new Date("2026-11-30T10:00:00.000Z");
+/**
+ * The fixed clock of the domain tests. It lies far in the future on purpose: the execution claim checks validity
+ * at the later of the time passed in and the database's own clock, so a fixed clock ahead of real time keeps
+ * every expiry boundary exact; a test that needs real time passing uses real dates.
+ */
+export const T0 = new Date("2100-11-30T10:00:00.000Z");
 export const at = (ms: number, base: Date = T0) => new Date(base.getTime() + ms);
 
 export const LONG = process.env.LONG_PROOFS === "1";
@@ -105,6 +110,16 @@ export function expectBodyAgrees(result: { text: string; isError: boolean; dispo
     default:
       throw new Error(`a completed approval task without a known disposition: ${JSON.stringify(result)}`);
   }
+}
+
+/** A denial that says why: completed denied-not-executed, the body agrees, the tool never ran and no claim was made. */
+export async function expectDenied(taskId: string, words: RegExp): Promise<void> {
+  const t = await taskRow(taskId);
+  expect(t).toMatchObject({ status: "completed", disposition: "denied-not-executed", phase: "done" });
+  expectBodyAgrees(t.result as never);
+  expect((t.result as { text: string }).text).toMatch(words);
+  expect(await sideEffects(taskId)).toBe(0);
+  expect(await auditCount(taskId, "execution.claimed")).toBe(0);
 }
 
 export type Worker = {
