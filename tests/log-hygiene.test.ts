@@ -12,7 +12,8 @@ import { decide } from "../lib/tasks/decide";
 import { getTool } from "../lib/tools/registry";
 import { requestIdOf, principal, resetDb, userId } from "./support/db";
 
-const T0 = new Date("2026-11-30T10:00:00Z");
+// A fixed clock in the future: the claim checks the approval against the real clock as well.
+import { T0 } from "./support/proof";
 const MARKER = "mk-7f3a9c-secret-memo";
 
 let lines: string[] = [];

@@ -24,7 +24,8 @@ import { deliverDue } from "../lib/webhooks/deliver";
 import { createWebhook } from "../lib/webhooks/admin";
 import { principal, requestIdOf, resetDb, userId } from "./support/db";
 
-const T0 = new Date("2026-11-30T10:00:00Z");
+// A fixed clock in the future: the claim checks the approval against the real clock as well.
+import { T0 } from "./support/proof";
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
 
 async function viewerFor(email: string): Promise<Viewer> {

@@ -51,6 +51,9 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
       if (await tx.review.findUnique({ where: { requestId_reviewerId: { requestId: req.id, reviewerId: reviewer.id } } })) {
         throw new Refused("You have already reviewed this request.");
       }
+      // An approval is given for what the reviewer was shown: a request whose sealed details fail their integrity
+      // check cannot be approved (reading them throws SealedRecordError). A denial needs no details to be safe.
+      if (input.decision === "approve") await tx.approvalRequest.findUniqueOrThrow({ where: { id: req.id }, select: { body: true } });
       await tx.review.create({ data: { requestId: req.id, reviewerId: reviewer.id, decision: input.decision, comment, createdAt: now } });
       await appendAudit(tx, {
         type: input.decision === "approve" ? "review.approved" : "review.denied",
