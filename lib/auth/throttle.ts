@@ -96,8 +96,6 @@ export async function throttledForMs(keys: Keys, now: Date): Promise<number> {
   return Math.max(0, ...rows.map((r) => lockRemainingMs(r, now)));
 }
 
-/** A burst of failures queues for connections and row locks: wait for them rather than fail the sign-in. */
-const TX_OPTIONS = { maxWait: 15_000, timeout: 30_000 };
 
 async function bump(tx: Tx, scope: ThrottleScope, key: string, now: Date): Promise<{ row: ThrottleRow; lockStarted: boolean }> {
   // Create the counter if missing, then lock its row: concurrent failures (any process) are applied one at a time.
@@ -141,7 +139,7 @@ export async function recordFailure(keys: Keys, now: Date, why: "invalid-credent
     const stale = new Date(now.getTime() - throttleLimits("account").resetAfterMs);
     await tx.signInThrottle.deleteMany({ where: { lastFailureAt: { lt: stale }, OR: [{ lockedUntil: null }, { lockedUntil: { lt: now } }] } });
     return Math.max(lockRemainingMs(account.row, now), lockRemainingMs(address.row, now));
-  }, TX_OPTIONS);
+  });
 }
 
 /** A successful sign-in: the account's counter starts over (the address's does not); a lockout that began meanwhile stays. */

@@ -25,7 +25,9 @@ const isJsonNull = (v: unknown) => v === null || v === Prisma.DbNull || v === Pr
  */
 export function createDb(url = databaseUrl(), max = poolMax()): PrismaClient {
   const adapter = new PrismaPg({ connectionString: url, max, idleTimeoutMillis: 5_000 });
-  const base = new PrismaClient({ adapter });
+  // A transaction waits for a free connection (and for the row locks it needs) as long as a request may take,
+  // instead of Prisma's 2 s default: a burst of calls queues on the pool rather than failing.
+  const base = new PrismaClient({ adapter, transactionOptions: { maxWait: 20_000, timeout: 30_000 } });
   return base.$extends({ query: { $allOperations: sealedQuery(isJsonNull) } }) as unknown as PrismaClient;
 }
 
