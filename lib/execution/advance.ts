@@ -142,7 +142,7 @@ async function execute(t: Task, now: Date, approval: ClaimApproval | undefined):
   const tool = getTool(t.tool)!;
   let outcome;
   try {
-    const out = await tool.run(tool.schema.parse(t.arguments), { taskId: t.id, now });
+    const out = await tool.run(tool.schema.parse(t.arguments), { taskId: t.id, now, resource: { type: t.resourceType, id: t.resourceId } });
     outcome = executed(out.text, out.structured);
   } catch (e) {
     if (!(e instanceof ToolError)) console.error(`[countersign] tool ${t.tool} failed for task ${t.id}:`, (e as Error).message);

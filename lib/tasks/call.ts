@@ -92,7 +92,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   const argumentsDigest = digest(args);
   if (decision.decision === "allow") {
     try {
-      const out = await tool.run(args, { taskId: null, now });
+      const out = await tool.run(args, { taskId: null, now, resource: { type: resource.type, id: resource.id } });
       await db().$transaction((tx) =>
         appendAudit(tx, {
           type: "call.executed",
