@@ -22,7 +22,7 @@ import { callTool } from "../lib/tasks/call";
 import { cancelTask } from "../lib/tasks/cancel";
 import { decide } from "../lib/tasks/decide";
 import { getTask } from "../lib/tasks/get";
-import { sandboxDir } from "../lib/tools/delete-path";
+import { deletePath, sandboxDir } from "../lib/tools/delete-path";
 import { issueRefund } from "../lib/tools/issue-refund";
 import { wireTransfer } from "../lib/tools/wire-transfer";
 import { ToolBusyError, ToolError } from "../lib/tools/types";
@@ -549,16 +549,17 @@ describe("execution disposition", () => {
   it("a tool error after the claim (delete_path whose file vanished after approval) is execution-error, never failed", async () => {
     const root = sandboxDir();
     await fs.mkdir(path.join(root, "prod/tmp"), { recursive: true });
-    const target = path.join(root, "prod/tmp/target.log");
-    const link = path.join(root, "prod/tmp/current.log");
-    await fs.rm(link, { force: true });
-    await fs.writeFile(target, "today's log\n");
-    await fs.symlink("target.log", link);
+    const file = path.join(root, "prod/tmp/current.log");
+    await fs.writeFile(file, "today's log\n");
     const taskId = await gatedCall(await ops(), "delete_path", { path: "prod/tmp/current.log" }, T0);
     await approveOnly(taskId, SRES[0], at(MIN));
     await approveOnly(taskId, SRES[1], at(MIN));
-    // The file the link names vanishes after approval; the link itself (the approved path) is still there.
-    await fs.rm(target);
+    // The approved file vanishes after the claim, just before the tool acts: the tool itself finds it gone.
+    const run = deletePath.run.bind(deletePath);
+    vi.spyOn(deletePath, "run").mockImplementationOnce(async (args, ctx) => {
+      await fs.rm(file);
+      return run(args, ctx);
+    });
 
     await advanceTask(taskId, at(2 * MIN));
     const t = await taskRow(taskId);
@@ -566,7 +567,6 @@ describe("execution disposition", () => {
     expectBodyAgrees(t.result as never);
     expect((t.result as { text: string }).text).toMatch(/prod\/tmp\/current\.log no longer exists/);
     expect(await auditCount(taskId, "execution.claimed")).toBe(1);
-    await fs.rm(link, { force: true });
   });
 
   it("an unexpected error thrown by the tool after the claim is execution-error, never failed, and says a side effect may have occurred", async () => {

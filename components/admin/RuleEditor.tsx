@@ -172,7 +172,13 @@ export function RuleEditor({
               id={id("value")}
               label="Threshold value"
               error={err.value}
-              hint={isCents ? `= ${(Number(draft.value) / 100).toFixed(2)} in the call's currency` : undefined}
+              hint={
+                isCents
+                  ? `= ${(Number(draft.value) / 100).toFixed(2)} in the call's currency`
+                  : draft.operator === "prefix" && draft.value.endsWith("/")
+                    ? `A folder: covers ${draft.value.slice(0, -1) || "/"} itself and everything in it`
+                    : undefined
+              }
             >
               {(p) => <input {...p} name="value" value={draft.value} onChange={set("value")} className={`${inputClass} font-mono`} />}
             </Input>

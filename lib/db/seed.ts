@@ -81,7 +81,7 @@ export const DEMO_RULES = [
   {
     ruleKey: "delete-prod",
     tool: "delete_path",
-    description: "Deleting anything under prod/ needs two SREs",
+    description: "Deleting prod/ or anything in it needs two SREs",
     field: "path",
     operator: "prefix",
     value: "prod/",

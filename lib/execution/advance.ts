@@ -145,7 +145,7 @@ async function execute(t: Task, now: Date, approval: ClaimApproval | undefined):
   const tool = getTool(t.tool)!;
   let outcome;
   try {
-    const out = await tool.run(tool.schema.parse(t.arguments), { taskId: t.id, now });
+    const out = await tool.run(tool.schema.parse(t.arguments), { taskId: t.id, now, resource: { type: t.resourceType, id: t.resourceId } });
     outcome = executed(out.text, out.structured);
   } catch (e) {
     if (!(e instanceof ToolError)) logFailure(`tool ${t.tool} for task ${t.id}`, e);

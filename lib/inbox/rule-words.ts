@@ -3,6 +3,10 @@ const OPS: Record<string, string> = { gt: ">", gte: "≥", eq: "=", prefix: "sta
 
 export function conditionText(rule: { field: string; operator: string; value: string }): string {
   const op = OPS[rule.operator] ?? rule.operator;
+  // A prefix that names a folder covers the folder itself too (lib/policy/evaluate.ts).
+  if (rule.operator === "prefix" && rule.value.length > 1 && rule.value.endsWith("/")) {
+    return `${rule.field} is "${rule.value.slice(0, -1)}" or ${op} "${rule.value}"`;
+  }
   const base = `${rule.field} ${op} ${rule.operator === "prefix" || rule.operator === "eq" ? `"${rule.value}"` : rule.value}`;
   if (rule.field.endsWith("_cents") && /^\d+$/.test(rule.value)) {
     const major = (Number(rule.value) / 100).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });

@@ -15,6 +15,7 @@ import type { CallToolResult, ServerContext } from "@modelcontextprotocol/server
 import { z } from "zod";
 import type { SubmissionInput } from "../approvals/backend";
 import { UnknownToolError, callTool, parseSubmissionInput } from "../tasks/call";
+import { argumentsProblem, describeIssues } from "../tools/check-arguments";
 import { getTask } from "../tasks/get";
 import type { CallOutcome, Disposition, Principal, TaskView } from "../tasks/types";
 import { updateTask } from "../tasks/update";
@@ -102,8 +103,10 @@ export function registerDegradedTools(tools: ToolTable, principal: () => Princip
 }
 
 async function requestAccess(principal: Principal, raw: unknown, reqCtx: ServerContext): Promise<CallToolResult> {
+  const problem = argumentsProblem(raw ?? {});
+  if (problem) return toolError(`Invalid arguments for request_access: ${problem}. Nothing was submitted and the tool did not run.`);
   const parsed = RequestAccess.safeParse(raw ?? {});
-  if (!parsed.success) return toolError(`Invalid arguments for request_access: ${issues(parsed.error)}. Nothing was submitted.`);
+  if (!parsed.success) return toolError(`Invalid arguments for request_access: ${describeIssues(parsed.error)}. Nothing was submitted.`);
   const { tool, arguments: args, justification, ticket } = parsed.data;
   if ((DEGRADED_TOOLS as readonly string[]).includes(tool)) return toolError(`request_access opens requests for the server's other tools, not for ${tool}.`);
   const now = new Date();
@@ -158,8 +161,10 @@ function requestOpened(task: TaskView): CallToolResult {
 }
 
 async function requestStatus(principal: Principal, raw: unknown): Promise<CallToolResult> {
+  const problem = argumentsProblem(raw ?? {});
+  if (problem) return toolError(`Invalid arguments for get_request_status: ${problem}.`);
   const parsed = RequestId.safeParse(raw ?? {});
-  if (!parsed.success) return toolError(`Invalid arguments for get_request_status: ${issues(parsed.error)}.`);
+  if (!parsed.success) return toolError(`Invalid arguments for get_request_status: ${describeIssues(parsed.error)}.`);
   const task = await guard("get_request_status", () => getTask(principal, parsed.data.request_id, new Date()));
   if (!task) return toolError("Unknown request id. Only the agent that opened a request can read it.");
   return statusResult(task);
@@ -224,8 +229,10 @@ export function statusResult(task: TaskView): CallToolResult {
 }
 
 async function answerRequest(principal: Principal, raw: unknown): Promise<CallToolResult> {
+  const problem = argumentsProblem(raw ?? {});
+  if (problem) return toolError(`Invalid arguments for answer_request: ${problem}. Nothing was recorded.`);
   const parsed = Answer.safeParse(raw ?? {});
-  if (!parsed.success) return toolError(`Invalid arguments for answer_request: ${issues(parsed.error)}.`);
+  if (!parsed.success) return toolError(`Invalid arguments for answer_request: ${describeIssues(parsed.error)}.`);
   const now = new Date();
   const task = await guard("answer_request", () => getTask(principal, parsed.data.request_id, now));
   if (!task) return toolError("Unknown request id. Only the agent that opened a request can answer it.");
@@ -250,8 +257,4 @@ async function answerRequest(principal: Principal, raw: unknown): Promise<CallTo
 
 function statusText(task: TaskView): string {
   return (statusResult(task).content[0] as { text: string }).text;
-}
-
-function issues(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ");
 }

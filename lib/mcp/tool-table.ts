@@ -14,7 +14,15 @@ import {
   type ServerContext,
   type StandardSchemaWithJSON,
 } from "@modelcontextprotocol/server";
+import { z } from "zod";
 import { logFailure } from "./calls";
+
+/**
+ * tools/call params with the arguments exactly as the JSON body carried them. The SDK's own schema copies the
+ * arguments into a new object, which silently drops an own `__proto__` key (JSON.parse keeps it; assigning it
+ * sets a prototype instead); the domain must see such a key to refuse it like any other.
+ */
+const CallParams = z.looseObject({ name: z.string(), arguments: z.unknown().optional() });
 
 export type ToolHandler = (args: Record<string, unknown>, reqCtx: ServerContext) => Promise<CallToolResult> | CallToolResult;
 type Config = { title?: string; description?: string; inputSchema?: StandardSchemaWithJSON };
@@ -35,16 +43,16 @@ export class ToolTable {
 
   install(): void {
     const low = this.server.server;
-    low.setRequestHandler("tools/call", async (request, ctx) => {
-      const handler = this.handlers.get(request.params.name);
-      if (!handler) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${String(request.params.name).slice(0, 64)} not found`);
-      const args = request.params.arguments;
+    low.setRequestHandler("tools/call", { params: CallParams }, async (params, ctx) => {
+      const handler = this.handlers.get(params.name);
+      if (!handler) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${String(params.name).slice(0, 64)} not found`);
+      const args = params.arguments;
       let result: CallToolResult;
       try {
         result = await handler(args && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : {}, ctx);
       } catch (err) {
         if (err instanceof ProtocolError) throw err;
-        logFailure(`tools/call ${request.params.name}`, err);
+        logFailure(`tools/call ${params.name}`, err);
         return { content: [{ type: "text", text: "Internal error while processing this call; whether the tool ran is unknown. Do not retry automatically." }], isError: true };
       }
       if (isInputRequiredResult(result)) return result as never;

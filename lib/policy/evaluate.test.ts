@@ -70,4 +70,14 @@ describe("policy evaluate (AuthZEN-shaped request)", () => {
   it("rules for other tools do not apply", () => {
     expect(evaluate({ ...refund(18000), action: { name: "deploy_service" } }, [refundRule], now).decision).toBe("allow");
   });
+
+  it("a prefix that names a folder (ends in /) covers the folder itself and everything in it, not a sibling that shares the letters", () => {
+    const prod: Rule = { ...refundRule, tool: "delete_path", field: "path", operator: "prefix", value: "prod/" };
+    const del = (p: string): EvaluationRequest => ({ ...refund(0), action: { name: "delete_path" }, resource: { type: "path", id: p, properties: { path: p } } });
+    for (const p of ["prod", "prod/logs", "prod/logs/app.log"]) expect(evaluate(del(p), [prod], now).decision).toBe("requestable");
+    for (const p of ["production", "production/logs", "prodx", "staging/prod", "pro"]) expect(evaluate(del(p), [prod], now).decision).toBe("allow");
+    // Without the trailing slash, a prefix is a plain string prefix.
+    const plain = { ...prod, value: "prod" };
+    for (const p of ["prod", "production"]) expect(evaluate(del(p), [plain], now).decision).toBe("requestable");
+  });
 });

@@ -69,8 +69,12 @@ export function matches(rule: Rule, properties: EvaluationRequest["resource"]["p
       return Number(actual) >= Number(rule.value);
     case "eq":
       return String(actual) === rule.value;
-    case "prefix":
-      return String(actual).startsWith(rule.value);
+    case "prefix": {
+      // A value ending in "/" names a folder: it covers the folder itself as well as everything in it, so
+      // "prod/" matches "prod" and "prod/logs" but not "production". Resources are canonical (see ToolDef.resource).
+      const s = String(actual);
+      return s.startsWith(rule.value) || (rule.value.endsWith("/") && s === rule.value.slice(0, -1));
+    }
     default:
       // An operator this server does not understand must not silently allow: treat it as matching.
       return true;

@@ -9,6 +9,7 @@ import { currentRules } from "./rules";
 import { RuleInput } from "./save-rule";
 import { getTool } from "../tools/registry";
 import { ToolError } from "../tools/types";
+import { argumentsProblem, describeIssues } from "../tools/check-arguments";
 
 export type PreviewResult =
   | { ok: true; resource: { type: string; id: string; properties: Record<string, unknown> }; current: Decision; draft: Decision; draftVersion: number }
@@ -23,11 +24,10 @@ export async function previewRule(draftInput: unknown, args: unknown, now: Date)
   const draft = parsed.data;
   const tool = getTool(draft.tool);
   if (!tool) return { ok: false, error: `Unknown tool ${draft.tool}.` };
+  const problem = argumentsProblem(args ?? {});
+  if (problem) return { ok: false, error: `These arguments do not fit ${tool.name}: ${problem}`, field: "arguments" };
   const call = tool.schema.safeParse(args ?? {});
-  if (!call.success) {
-    const issues = call.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ");
-    return { ok: false, error: `These arguments do not fit ${tool.name}: ${issues}`, field: "arguments" };
-  }
+  if (!call.success) return { ok: false, error: `These arguments do not fit ${tool.name}: ${describeIssues(call.error)}`, field: "arguments" };
   let resource;
   try {
     resource = await tool.resource(call.data);

@@ -11,6 +11,7 @@ import { currentRules } from "../policy/rules";
 import { getTool, toolVersion } from "../tools/registry";
 import { ToolError } from "../tools/types";
 import type { SubmissionInput } from "../approvals/backend";
+import { argumentsProblem, describeIssues } from "../tools/check-arguments";
 import { SubmissionInProgress, createApprovalTask } from "./create";
 import { CallerLimitReached } from "./limits";
 import type { CallOutcome, InputQuestion, Principal } from "./types";
@@ -61,11 +62,10 @@ export type CallOptions = {
 export async function callTool(principal: Principal, name: string, rawArgs: unknown, opts: CallOptions, now: Date): Promise<CallOutcome> {
   const tool = getTool(name);
   if (!tool) throw new UnknownToolError(name);
+  const problem = argumentsProblem(rawArgs ?? {});
+  if (problem) return refused(`Invalid arguments for ${tool.name}: ${problem}. The tool did not run.`);
   const parsed = tool.schema.safeParse(rawArgs ?? {});
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ");
-    return refused(`Invalid arguments for ${tool.name}: ${issues}. The tool did not run.`);
-  }
+  if (!parsed.success) return refused(`Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}. The tool did not run.`);
   const args = parsed.data;
   let resource;
   try {
@@ -92,7 +92,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   const argumentsDigest = digest(args);
   if (decision.decision === "allow") {
     try {
-      const out = await tool.run(args, { taskId: null, now });
+      const out = await tool.run(args, { taskId: null, now, resource: { type: resource.type, id: resource.id } });
       await db().$transaction((tx) =>
         appendAudit(tx, {
           type: "call.executed",

@@ -11,6 +11,7 @@
  */
 import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
+import { argumentsProblem } from "../tools/check-arguments";
 import { checkAnswer } from "./answers";
 import { toView } from "./view";
 import type { InputQuestion, Principal, TaskView } from "./types";
@@ -27,6 +28,8 @@ type Recorded = { action: "accept" | "decline" | "cancel"; content?: Record<stri
 const ATTEMPTS = 5;
 
 export async function updateTask(principal: Principal, taskId: string, inputResponses: Record<string, unknown>, now: Date): Promise<UpdateResult> {
+  const problem = argumentsProblem(inputResponses ?? {}, "inputResponses");
+  if (problem) return { ok: false, reason: "invalid-input", message: `${problem}. Nothing was recorded.` };
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const t = await db().task.findFirst({ where: { id: taskId, agentId: principal.agentId } });
     if (!t) return { ok: false, reason: "not-found", message: "Unknown taskId" };

@@ -1,6 +1,13 @@
 /**
- * Deletes a file or folder inside the sandbox folder Countersign owns (COUNTERSIGN_SANDBOX_DIR, default
- * .data/sandbox). Paths are relative to the sandbox; anything that would leave it is refused.
+ * Deletes a file, folder or symbolic link inside the sandbox folder Countersign owns (COUNTERSIGN_SANDBOX_DIR,
+ * default .data/sandbox). Paths are relative to the sandbox; anything that would leave it is refused.
+ *
+ * Policy judges what will be deleted, never the string the agent typed: the resource is the path resolved the
+ * way the operating system resolves it (every folder on the way with its symbolic links followed, "." and ".."
+ * applied), relative to the sandbox. So `prod`, `prod/`, `./prod`, `prod/.` and a link elsewhere that leads into
+ * prod/ all name the folder `prod`. A symbolic link as the last component is what `rm` removes: the link itself,
+ * not what it points to (a trailing "/" or "/." resolves it, as it does for the operating system). run() resolves
+ * the path again and refuses unless it still names exactly the approved resource, then deletes that resolved path.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -14,39 +21,82 @@ export function sandboxDir(): string {
 const schema = z.object({ path: z.string().min(1).max(300) }).strict();
 type Args = z.infer<typeof schema>;
 
-/** The sandbox-relative, normalized form of a path, or an input error when it escapes the sandbox. */
-export function normalizeSandboxPath(p: string): string {
-  if (path.isAbsolute(p) || p.includes("\0")) throw new ToolInputError("path must be relative to the sandbox.");
-  const norm = path.posix.normalize(p.replace(/\\/g, "/")).replace(/\/+$/, "");
-  if (norm === "." || norm === "" || norm.startsWith("../") || norm === "..") throw new ToolInputError("path must name something inside the sandbox.");
-  return norm;
+export type SandboxKind = "folder" | "file" | "symlink";
+
+/** What a path names in the sandbox right now: the canonical sandbox-relative path and the absolute one. */
+export type SandboxTarget = { rel: string; abs: string; kind: SandboxKind };
+
+export class SandboxPathError extends ToolInputError {
+  constructor(
+    message: string,
+    readonly reason: "invalid" | "missing" | "outside",
+  ) {
+    super(message);
+  }
 }
+
+async function realpathOrNull(p: string): Promise<string | null> {
+  return fs.realpath(p).catch(() => null);
+}
+
+/** Resolves `input` inside the sandbox, or throws SandboxPathError (an input error: nothing ran). */
+export async function resolveSandboxPath(input: string): Promise<SandboxTarget> {
+  const p = input.replace(/\\/g, "/");
+  if (p.includes("\0")) throw new SandboxPathError("path must not contain a NUL character.", "invalid");
+  if (path.posix.isAbsolute(p)) throw new SandboxPathError("path must be relative to the sandbox.", "invalid");
+  const root = await fs.realpath(sandboxDir());
+  const segments = p.split("/");
+  const last = segments[segments.length - 1];
+  let abs: string | null;
+  if (last === "" || last === "." || last === "..") {
+    abs = await realpathOrNull(`${root}/${p}`);
+  } else {
+    const parent = await realpathOrNull(`${root}/${segments.slice(0, -1).join("/")}`);
+    abs = parent && path.join(parent, last);
+  }
+  if (abs === root) throw new SandboxPathError("path must name something inside the sandbox, not the sandbox itself.", "invalid");
+  if (abs && !abs.startsWith(root + path.sep)) throw new SandboxPathError(`${input} resolves outside the sandbox; refused.`, "outside");
+  const stat = abs && (await fs.lstat(abs).catch(() => null));
+  if (!abs || !stat) throw new SandboxPathError(`${input} does not exist in the sandbox.`, "missing");
+  const kind: SandboxKind = stat.isSymbolicLink() ? "symlink" : stat.isDirectory() ? "folder" : "file";
+  return { rel: path.relative(root, abs).split(path.sep).join("/"), abs, kind };
+}
+
+const KIND_WORDS: Record<string, string> = { folder: "the folder", file: "the file", symlink: "the symbolic link" };
 
 export const deletePath: ToolDef<Args> = {
   name: "delete_path",
   title: "Delete a path",
-  description: "Delete a file or folder in the sandbox. Anything under prod/ needs two SRE approvals.",
+  description:
+    "Delete a file, folder or symbolic link in the sandbox (a link itself, not what it points to). " +
+    "Deleting prod/ or anything in it needs two SRE approvals.",
   schema,
-  mappingVersion: 1,
+  mappingVersion: 2,
   async resource(args) {
-    const rel = normalizeSandboxPath(args.path);
-    const abs = path.join(sandboxDir(), rel);
-    const stat = await fs.lstat(abs).catch(() => null);
-    if (!stat) throw new ToolInputError(`${rel} does not exist in the sandbox.`);
-    return { type: "path", id: rel, properties: { path: rel, kind: stat.isDirectory() ? "folder" : "file" } };
+    const target = await resolveSandboxPath(args.path);
+    return { type: "path", id: target.rel, properties: { path: target.rel, kind: target.kind } };
   },
-  summary(args) {
-    return `Delete ${args.path} in the sandbox`;
+  summary(args, resource) {
+    const kind = KIND_WORDS[String(resource.properties.kind)] ?? "";
+    const asked = args.path === resource.id ? "" : ` (requested as ${args.path})`;
+    const link = resource.properties.kind === "symlink" ? ", not what it points to" : "";
+    return `Delete ${kind} ${resource.id} in the sandbox${link}${asked}`.replace(/ {2,}/g, " ");
   },
-  async run(args) {
-    const rel = normalizeSandboxPath(args.path);
-    const abs = path.join(sandboxDir(), rel);
-    const real = await fs.realpath(abs).catch(() => null);
-    if (!real) throw new ToolError(`${rel} no longer exists.`);
-    const root = await fs.realpath(sandboxDir());
-    if (!real.startsWith(root + path.sep)) throw new ToolError(`${rel} resolves outside the sandbox; refused.`);
-    await fs.rm(abs, { recursive: true });
-    return { text: `Deleted ${rel} from the sandbox.`, structured: { path: rel } };
+  async run(args, ctx) {
+    let target: SandboxTarget;
+    try {
+      target = await resolveSandboxPath(args.path);
+    } catch (e) {
+      if (e instanceof SandboxPathError && e.reason === "missing") throw new ToolError(`${ctx.resource.id} no longer exists; nothing was deleted.`);
+      if (e instanceof ToolError) throw new ToolError(`${e.message} Nothing was deleted.`);
+      throw e;
+    }
+    // The path may have been re-pointed (a symbolic link swapped) since policy decided: act only on what was decided.
+    if (target.rel !== ctx.resource.id) {
+      throw new ToolError(`${args.path} now resolves to ${target.rel}, not to ${ctx.resource.id} as decided; refused, nothing was deleted.`);
+    }
+    await fs.rm(target.abs, { recursive: true });
+    return { text: `Deleted ${KIND_WORDS[target.kind]} ${target.rel} from the sandbox.`, structured: { path: target.rel, kind: target.kind } };
   },
 };
 

@@ -1,4 +1,8 @@
-/** The demo shop's refund: a row in its ledger, never more than the order's refundable remainder. */
+/**
+ * The demo shop's refund: a row in its ledger, never more than the order's refundable remainder. The order is the
+ * order as stored (looked up exactly: an id in another case, with other digits or with leading zeros is not that
+ * order), and the amount is whole cents computed once from a JSON number (a numeric string is invalid input).
+ */
 import { z } from "zod";
 import { db } from "../db/client";
 import { formatMoney, toCents } from "./money";
@@ -47,7 +51,7 @@ export const issueRefund: ToolDef<Args> = {
     };
   },
   summary(args, resource) {
-    return `${formatMoney(Number(resource.properties.amount_cents), String(resource.properties.currency))} refund on order ${args.order_id}`;
+    return `${formatMoney(Number(resource.properties.amount_cents), String(resource.properties.currency))} refund on order ${resource.id}`;
   },
   async run(args, ctx) {
     const { order, cents } = await load(args);

@@ -7,7 +7,15 @@ export class ToolError extends Error {}
 /** The call's arguments do not fit the tool: refused before policy, nothing ran. */
 export class ToolInputError extends ToolError {}
 
-export type ToolRunContext = { taskId: string | null; now: Date };
+export type ToolRunContext = {
+  taskId: string | null;
+  now: Date;
+  /**
+   * The resource policy decided on (for an approval task, the one it was created and re-evaluated for). A tool
+   * whose mapping reads changing state maps again when it runs and refuses unless it still names this resource.
+   */
+  resource: { type: string; id: string };
+};
 
 export type ToolDef<A = any> = {
   name: string;
@@ -16,7 +24,11 @@ export type ToolDef<A = any> = {
   schema: z.ZodType<A>;
   /** Bumped when the mapping from arguments to the policy's resource changes meaning. */
   mappingVersion: number;
-  /** Maps a call onto the AuthZEN resource, reading the current state (re-read at execution, never replayed). */
+  /**
+   * Maps a call onto the AuthZEN resource, reading the current state (re-read at execution, never replayed): what
+   * the tool will act on, canonical (one id for every spelling of the same target; ambiguous spellings refused
+   * with ToolInputError), so policy never judges the string the agent typed.
+   */
   resource(args: A): Promise<EvaluationRequest["resource"]>;
   /** One line a reviewer reads, e.g. "EUR 180.00 refund on order O-2289". */
   summary(args: A, resource: EvaluationRequest["resource"]): string;

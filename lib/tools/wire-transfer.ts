@@ -1,4 +1,9 @@
-/** Treasury: an outgoing wire transfer in USD, recorded in the transfers ledger. */
+/**
+ * Treasury: an outgoing wire transfer in USD, recorded in the transfers ledger. The account is an exact
+ * identifier (acct- and lowercase ASCII): a capital, a space, IBAN grouping or a look-alike letter is invalid
+ * input, never another account. The amount is a JSON number (25000, 25000.00 and 2.5e4 are one amount) turned into
+ * whole cents once; a numeric string or a third decimal is invalid input.
+ */
 import { z } from "zod";
 import { db } from "../db/client";
 import { formatMoney, toCents } from "./money";

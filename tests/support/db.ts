@@ -29,3 +29,17 @@ export async function requestIdOf(taskId: string): Promise<string> {
 export async function refundsFor(orderId: string) {
   return db().refund.findMany({ where: { orderId } });
 }
+
+/** Rows a call can leave behind: tasks, submission intents, approval requests, audit events and side effects. */
+export async function rowsWritten() {
+  const [tasks, intents, requests, audit, refunds, transfers, deployments] = await Promise.all([
+    db().task.count(),
+    db().submissionIntent.count(),
+    db().approvalRequest.count(),
+    db().auditEvent.count(),
+    db().refund.count(),
+    db().transfer.count(),
+    db().deployment.count(),
+  ]);
+  return { tasks, intents, requests, audit, refunds, transfers, deployments };
+}
