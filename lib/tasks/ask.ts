@@ -4,6 +4,7 @@
  * agent answers with tasks/update (update.ts) and the task returns to working. The tool has not run meanwhile.
  * A reviewer's free-text question is one case of askQuestions (ask-questions.ts), which holds the rule.
  */
+import { argumentsProblem } from "../tools/check-arguments";
 import { askQuestions } from "./ask-questions";
 import type { InputQuestion } from "./types";
 
@@ -24,6 +25,8 @@ export function clarificationQuestion(question: string): InputQuestion {
 export async function askRequester(input: AskInput, now: Date): Promise<AskResult> {
   const question = input.question.trim();
   if (question.length < 5 || question.length > 500) return { ok: false, error: "A question needs 5 to 500 characters." };
+  const problem = argumentsProblem(question, "question");
+  if (problem) return { ok: false, error: `The question cannot be sent: ${problem}.` };
   const key = `clarification_${now.getTime().toString(36)}`;
   const r = await askQuestions({ requestId: input.requestId, reviewerId: input.reviewerId, questions: { [key]: { ...clarificationQuestion(question), asked: question } } }, now);
   return r.ok ? { ok: true, taskId: r.taskId, key } : r;
