@@ -61,7 +61,8 @@ status=0
 
 # --- 3. black-box scenarios ------------------------------------------------------------------------------------
 log "black-box scenarios (tests/conformance)"
-COUNTERSIGN_BASE_URL="http://127.0.0.1:$port" DB_POOL_MAX=4 \
+# The reviewer's side reads the server's sealed records, so it uses the server's data folder (and so its key).
+COUNTERSIGN_BASE_URL="http://127.0.0.1:$port" DB_POOL_MAX=4 COUNTERSIGN_DATA_DIR="$scratch_data" \
   DATABASE_URL="postgres://postgres:postgres@127.0.0.1:$db_port/postgres?sslmode=disable" \
   npx vitest run --config tests/conformance/vitest.config.ts --reporter=default --reporter=json \
   --outputFile.json="$out/vitest-conformance.json" || status=1
