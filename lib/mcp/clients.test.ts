@@ -118,9 +118,14 @@ describe("the official tasks client (@modelcontextprotocol/ext-tasks) reads the 
 
   it("a reviewer's question (input_required) reaches the client's input handler; its answer goes back with tasks/update and the approved task completes", async () => {
     const asked: ApplicationInputRequest[] = [];
+    // The client may poll (and so meet the question) as soon as it holds the task; its answer waits for this gate,
+    // so the check below sees the state "approved, question still open" whatever the client's timing.
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
     const session = await tasksSession({
       onInputRequest: async (request) => {
         asked.push(request);
+        await answered;
         return { action: "accept", content: { answer: "SUP-4411" } } as never;
       },
     });
@@ -131,6 +136,7 @@ describe("the official tasks client (@modelcontextprotocol/ext-tasks) reads the 
     // Approved while the question is open: nothing runs until the requester has answered.
     await review(taskId, "approve");
     expect(await refundsFor("O-2289")).toHaveLength(0);
+    answer();
     const { outcome } = await execution.settle();
     expect(outcome.status, outcome.status === "failed" ? `${outcome.error.message} (${String(outcome.error.cause)})` : "").toBe("completed");
     expect(asked).toHaveLength(1);
