@@ -72,6 +72,7 @@ async function editRule(ruleKey: string, changes: Partial<RuleInput>): Promise<n
     field: cur.field,
     operator: cur.operator as RuleInput["operator"],
     value: cur.value,
+    currency: cur.currency,
     effect: cur.effect as RuleInput["effect"],
     approverGroup: cur.approverGroup,
     approvalsRequired: cur.approvalsRequired,

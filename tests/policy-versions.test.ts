@@ -1,7 +1,7 @@
 /** Rules are data, versioned: a change makes a new version; old tasks keep theirs; re-evaluation uses the current. */
 import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
-import { currentRules } from "../lib/policy/rules";
+import { currentRules } from "../lib/policy/store";
 import { saveRuleVersion, type RuleInput } from "../lib/policy/save-rule";
 import { callTool } from "../lib/tasks/call";
 import { principal, resetDb, userId } from "./support/db";

@@ -35,6 +35,7 @@ function toDraft(r: EditableRule): Draft {
     field: r.field,
     operator: r.operator,
     value: r.value,
+    currency: r.currency ?? "",
     effect: r.effect,
     approverGroup: r.approverGroup ?? "",
     approvalsRequired: String(r.approvalsRequired),

@@ -7,6 +7,9 @@ import bcrypt from "bcryptjs";
 import type { PrismaClient } from "./generated/client";
 import { hashToken } from "../auth/agents";
 import { seedSandbox } from "../tools/delete-path";
+import { digest } from "../canonical";
+import { DEMO_DOCUMENT, withoutPolicy } from "../policy/demo-policy";
+import { PolicyDocument } from "../policy/document";
 
 export const DEMO_PASSWORD = "countersign-demo";
 
@@ -108,7 +111,30 @@ export const DEMO_RULES = [
   },
 ] as const;
 
-export async function seedDemo(db: PrismaClient): Promise<void> {
+export type SeedOptions = {
+  /**
+   * Leaves out the demo policy's business-hours rule. The test suites seed this way so that their outcomes do not
+   * depend on the hour they run; the business-hours rule has tests of its own with fixed clocks.
+   */
+  steadyClock?: boolean;
+};
+
+/** The demo policy document, once: written as the next version unless the seed wrote one before. */
+async function seedDemoDocument(db: PrismaClient, opts: SeedOptions): Promise<void> {
+  if (await db.policyDocument.findFirst({ where: { createdBy: "seed" } })) return;
+  const body = PolicyDocument.parse(opts.steadyClock ? withoutPolicy(DEMO_DOCUMENT, "deploy-production-after-hours") : DEMO_DOCUMENT);
+  const last = await db.policyDocument.findFirst({ orderBy: { version: "desc" }, select: { version: true } });
+  try {
+    await db.policyDocument.create({
+      data: { version: (last?.version ?? 0) + 1, body: body as object, digest: digest(body), note: "The demo policy.", createdBy: "seed" },
+    });
+  } catch (e) {
+    // Two processes seeding at once: the other one wrote it.
+    if (!(e instanceof Error && /Unique constraint/i.test(e.message))) throw e;
+  }
+}
+
+export async function seedDemo(db: PrismaClient, opts: SeedOptions = {}): Promise<void> {
   const passwordHash = await bcrypt.hash(DEMO_PASSWORD, 10);
   for (const u of DEMO_USERS) {
     await db.user.upsert({
@@ -132,5 +158,6 @@ export async function seedDemo(db: PrismaClient): Promise<void> {
     const exists = await db.policyRule.findFirst({ where: { ruleKey: r.ruleKey } });
     if (!exists) await db.policyRule.create({ data: { ...r, version: 1, createdBy: "seed" } });
   }
+  await seedDemoDocument(db, opts);
   await seedSandbox();
 }

@@ -3,10 +3,12 @@
  * immutable call binding and everything else current (principal, resource state, tool contract, policy).
  */
 import type { Task } from "../db/generated/client";
-import { principalStillValid } from "../auth/agents";
+import { currentSubject } from "../auth/agents";
 import { digest } from "../canonical";
 import { evaluate, type ApprovalInput, type Decision } from "../policy/evaluate";
-import { currentRules } from "../policy/rules";
+import { currentPolicy } from "../policy/store";
+import { measureHistory } from "../policy/history";
+import { callMoney } from "../policy/schema";
 import { getTool, toolVersion } from "../tools/registry";
 import { ToolBusyError, ToolError } from "../tools/types";
 import type { DenialCause } from "./outcomes";
@@ -18,7 +20,8 @@ export type Reevaluation =
   | { next: "deny"; cause: DenialCause };
 
 export async function reevaluate(task: Task, approval: ApprovalInput, now: Date): Promise<Reevaluation> {
-  if (!(await principalStillValid(task.agentId))) return { next: "deny", cause: "principal" };
+  const subject = await currentSubject(task.agentId);
+  if (!subject) return { next: "deny", cause: "principal" };
   if (digest(task.arguments) !== task.argumentsDigest) return { next: "deny", cause: "binding" };
   const tool = getTool(task.tool);
   if (!tool || toolVersion(tool) !== task.toolVersion) return { next: "deny", cause: "binding" };
@@ -33,16 +36,22 @@ export async function reevaluate(task: Task, approval: ApprovalInput, now: Date)
     throw e;
   }
   if (resource.type !== task.resourceType || resource.id !== task.resourceId) return { next: "deny", cause: "binding" };
-  const decision = evaluate(
+  const policy = await currentPolicy();
+  // History now, without this task's own record (it is pending in it): what else ran or waits in the window.
+  const history = await measureHistory(
+    policy.document.history,
     {
-      subject: { type: "user", id: task.principalUserId, properties: { agentId: task.agentId } },
-      action: { name: task.tool },
-      resource,
-      context: { approval },
+      tool: tool.name,
+      agentId: task.agentId,
+      userId: task.principalUserId,
+      resourceType: resource.type,
+      resourceId: resource.id,
+      money: callMoney(tool.policyResource.shape, resource.properties),
     },
-    await currentRules(task.tool),
     now,
+    { excludeTaskId: task.id },
   );
+  const decision = evaluate({ subject, action: { name: task.tool }, resource, context: { args: parsed.data, history, approval } }, policy, now);
   if (decision.decision === "allow") return { next: "allow", decision };
   if (decision.decision === "requestable") return { next: "request", decision };
   return { next: "deny", cause: "policy" };

@@ -17,6 +17,9 @@ import { getTask } from "../tasks/get";
 import { updateTask } from "../tasks/update";
 import { conformanceMode } from "../tools/conformance-fixtures";
 import { listTools } from "../tools/registry";
+import { subjectOf } from "../auth/agents";
+import { visibleTools } from "../policy/evaluate";
+import { currentPolicy } from "../policy/store";
 import { principalOf } from "./auth";
 import { advertisedOnly, callToolHandler, clientCapabilities, guard, requirePrincipal, tasksRequired } from "./calls";
 import { registerConformanceFixtures } from "./conformance/fixtures";
@@ -58,7 +61,10 @@ export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
   }
   registerDegradedTools(tools, () => requirePrincipal(principal));
   if (conformanceMode()) registerConformanceFixtures(server, tools, () => requirePrincipal(principal));
-  tools.install();
+  tools.install({
+    governed: new Set(listTools().map((t) => t.name)),
+    visible: async () => visibleTools(await currentPolicy(), await subjectOf(requirePrincipal(principal))),
+  });
 
   // tasks/get, tasks/update and tasks/cancel exist only on the 2026-07-28 era, where only the custom-schema form
   // registers them. A 2025-era client has no per-request capabilities, so it never receives a task.

@@ -27,8 +27,12 @@ const CallParams = z.looseObject({ name: z.string(), arguments: z.unknown().opti
 export type ToolHandler = (args: Record<string, unknown>, reqCtx: ServerContext) => Promise<CallToolResult> | CallToolResult;
 type Config = { title?: string; description?: string; inputSchema?: StandardSchemaWithJSON };
 
+/** Which of the governed tools this principal may see in tools/list (computed only when tools/list is asked). */
+export type ListFilter = { governed: Set<string>; visible: () => Promise<Set<string>> };
+
 export class ToolTable {
   private readonly handlers = new Map<string, ToolHandler>();
+  private readonly registered = new Map<string, { enabled: boolean }>();
 
   constructor(private readonly server: McpServer) {}
 
@@ -36,13 +40,25 @@ export class ToolTable {
     if (this.handlers.has(name)) throw new Error(`tool ${name} registered twice`);
     this.handlers.set(name, handler);
     // Registered with McpServer for tools/list only; its tools/call is replaced by `install`.
-    this.server.registerTool(name, config as never, (() => {
+    const tool = this.server.registerTool(name, config as never, (() => {
       throw new Error("unreachable: tools/call is dispatched by ToolTable");
     }) as never);
+    this.registered.set(name, tool as unknown as { enabled: boolean });
   }
 
-  install(): void {
+  install(filter?: ListFilter): void {
     const low = this.server.server;
+    if (filter) {
+      // tools/list shows only the governed tools policy may ever permit this principal. The SDK's own listing is
+      // kept (same shapes); the tools policy hides are switched off on this per-request server before it runs.
+      const sdkList = (low as unknown as { _getRequestHandler(m: string): ((req: unknown, ctx: unknown) => Promise<unknown>) | undefined })._getRequestHandler("tools/list");
+      if (!sdkList) throw new Error("tools/list handler missing");
+      low.setRequestHandler("tools/list", (async (request: unknown, ctx: unknown) => {
+        const visible = await filter.visible();
+        for (const [name, tool] of this.registered) if (filter.governed.has(name)) tool.enabled = visible.has(name);
+        return sdkList(request, ctx);
+      }) as never);
+    }
     low.setRequestHandler("tools/call", { params: CallParams }, async (params, ctx) => {
       const handler = this.handlers.get(params.name);
       if (!handler) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${String(params.name).slice(0, 64)} not found`);

@@ -1,11 +1,20 @@
 /**
- * The authorization decision, in the shape of an OpenID AuthZEN Authorization API 1.0 evaluation request:
- * subject, action, resource, context. Pure: rules and `now` are passed in, so every outcome is testable exactly.
+ * The authorization decision, in the shape of an OpenID AuthZEN Authorization API 1.0 evaluation request
+ * (subject, action, resource, context), decided by Cedar. Pure: the compiled policy and `now` are passed in.
  *
- * A call matching no rule is allowed. A matching `deny` rule wins. A matching `requestable` rule denies for now
- * but can be approved; when the context carries an approval that meets the rule's requirements (group, number of
- * distinct approvers, not expired), the same rule allows.
+ * Cedar decides permit or forbid: it is default-deny and a forbid wins. Countersign reads three outcomes from it:
+ *  - a satisfied `forbid` without requirements is a plain denial that no approval can clear;
+ *  - a satisfied `forbid` with requirements (`@approvers`, `@quorum`, `@deadline`, `@validity`, `@justification`) is a
+ *    requestable denial; when several are satisfied the strictest decides (most approvals, then shortest validity);
+ *  - otherwise the call is allowed when a `permit` is satisfied, else the default posture of the tool and the agent
+ *    decides (allow, deny, or requestable with its own requirements).
+ * An approval in the context clears a requestable denial when it meets the strictest requirements. An evaluation
+ * error (a value Cedar cannot represent, a missing attribute, a policy that errors) is a denial: never an allow.
  */
+import { authorize, authorizePartial, type CedarEntity, type CedarPolicyJson, type CedarUid, type CedarValue } from "./cedar";
+import { cedarValueOf, ContextValueError, argsType, resourceAttributes, zoneFields, type PolicyTool } from "./schema";
+import type { HistoryValues } from "./history-types";
+import { formPolicyId } from "./form-rules";
 
 export type Rule = {
   id: string;
@@ -15,6 +24,8 @@ export type Rule = {
   field: string;
   operator: string;
   value: string;
+  /** The currency of a money threshold (value in minor units); a call in another currency always matches. */
+  currency?: string | null;
   effect: string;
   approverGroup: string | null;
   approvalsRequired: number;
@@ -42,68 +53,202 @@ export type ApprovalInput = {
   expiresAt: Date;
 };
 
+/** The principal: the agent, the user it acts for, that user's role and groups (read now, never from the token). */
+export type Subject = {
+  agentId: string;
+  agentName: string;
+  user: { id: string; email: string; name: string; role: string; groups: string[] };
+};
+
+/** What the tool's mapping reads: canonical, current. */
+export type ResourceView = { type: string; id: string; properties: Record<string, string | number | boolean | null> };
+
 export type EvaluationRequest = {
-  subject: { type: "user"; id: string; properties: { agentId: string } };
+  subject: Subject;
   action: { name: string };
-  resource: { type: string; id: string; properties: Record<string, string | number | boolean | null> };
-  context: { approval?: ApprovalInput };
+  resource: ResourceView;
+  context: {
+    /** The call's arguments as validated by the tool's schema. */
+    args: unknown;
+    /** Recent history, measured by Countersign for the windows the policy declares on this tool. */
+    history: HistoryValues;
+    approval?: ApprovalInput;
+  };
 };
 
 export type Decision =
-  /** `requirements` is set when a requestable rule matched and the approval in the context satisfied it. */
+  /** `requirements` is set when a requestable denial matched and the approval in the context satisfied it. */
   | { decision: "allow"; rule: RuleRef | null; requirements?: Requirements }
-  | { decision: "deny"; rule: RuleRef; reason: string }
+  /** `evaluationError` is set when the policy could not be evaluated for this call (audited; the words stay generic). */
+  | { decision: "deny"; rule: RuleRef; reason: string; evaluationError?: string }
   | { decision: "requestable"; rule: RuleRef; reason: string; requirements: Requirements };
 
-function ref(r: Rule): RuleRef {
-  return { id: r.id, ruleKey: r.ruleKey, version: r.version };
+export type PolicyMeta = {
+  ref: RuleRef;
+  effect: "permit" | "forbid";
+  /** Set for a requestable denial. */
+  requirements: Requirements | null;
+  reason: string;
+};
+
+export type Posture = { effect: "allow" } | { effect: "deny" } | { effect: "requestable"; requirements: Requirements; reason: string };
+
+/** A policy ready to evaluate (see compile.ts): Cedar policies keyed by id, their meaning, the tools' shapes. */
+export type CompiledPolicy = {
+  key: string;
+  prepared: { setId: string; schemaId: string };
+  /** As evaluated: requestable forbids are stored as permits, so that one evaluation reports which ones hold. */
+  evaluated: Record<string, string | CedarPolicyJson>;
+  meta: Map<string, PolicyMeta>;
+  tools: Map<string, PolicyTool>;
+  document: { ref: RuleRef; zones: string[]; history: { name: string; tool: string; windowSec: number; per: "resource" | "agent" | "user" | "tool" }[] };
+  posture(agentName: string, tool: string): { posture: Posture; ref: RuleRef };
+  /** Problems of stored policies that could not be compiled; each was replaced by a denial of what it covered. */
+  problems: string[];
+  visibility: Map<string, Set<string>>;
+};
+
+export function strictness(a: Requirements, b: Requirements): number {
+  return b.approvalsRequired - a.approvalsRequired || a.approvalValiditySec - b.approvalValiditySec || a.requestDeadlineSec - b.requestDeadlineSec;
 }
 
-export function matches(rule: Rule, properties: EvaluationRequest["resource"]["properties"]): boolean {
-  const actual = properties[rule.field];
-  if (actual === undefined || actual === null) return false;
-  switch (rule.operator) {
-    case "gt":
-      return Number(actual) > Number(rule.value);
-    case "gte":
-      return Number(actual) >= Number(rule.value);
-    case "eq":
-      return String(actual) === rule.value;
-    case "prefix": {
-      // A value ending in "/" names a folder: it covers the folder itself as well as everything in it, so
-      // "prod/" matches "prod" and "prod/logs" but not "production". Resources are canonical (see ToolDef.resource).
-      const s = String(actual);
-      return s.startsWith(rule.value) || (rule.value.endsWith("/") && s === rule.value.slice(0, -1));
-    }
-    default:
-      // An operator this server does not understand must not silently allow: treat it as matching.
-      return true;
-  }
-}
-
-function satisfies(rule: Rule, approval: ApprovalInput | undefined, now: Date): boolean {
+export function satisfies(requirements: Requirements, approval: ApprovalInput | undefined, now: Date): boolean {
   if (!approval) return false;
-  if (approval.approverGroup !== rule.approverGroup) return false;
+  if (approval.approverGroup !== requirements.approverGroup) return false;
   if (approval.expiresAt.getTime() <= now.getTime()) return false;
-  return new Set(approval.approverIds).size >= rule.approvalsRequired;
+  return new Set(approval.approverIds).size >= requirements.approvalsRequired;
 }
 
-export function evaluate(req: EvaluationRequest, rules: Rule[], now: Date): Decision {
-  const applicable = rules.filter((r) => r.tool === req.action.name && matches(r, req.resource.properties));
-  const deny = applicable.find((r) => r.effect !== "requestable");
-  if (deny) return { decision: "deny", rule: ref(deny), reason: deny.reason };
-  // The strictest requestable rule decides (most approvals needed, then shortest validity).
-  const requestable = applicable
-    .filter((r) => r.effect === "requestable" && r.approverGroup)
-    .sort((a, b) => b.approvalsRequired - a.approvalsRequired || a.approvalValiditySec - b.approvalValiditySec)[0];
-  if (!requestable) return { decision: "allow", rule: null };
-  const requirements: Requirements = {
-    approverGroup: requestable.approverGroup!,
-    approvalsRequired: requestable.approvalsRequired,
-    requestDeadlineSec: requestable.requestDeadlineSec,
-    approvalValiditySec: requestable.approvalValiditySec,
-    requireJustification: requestable.requireJustification,
+export function subjectEntities(subject: Subject): { principal: CedarUid; entities: CedarEntity[] } {
+  const user = { type: "User", id: subject.user.email };
+  const principal = { type: "Agent", id: subject.agentId };
+  return {
+    principal,
+    entities: [
+      { uid: principal, attrs: { name: subject.agentName, user: { __entity: user } }, parents: [user] },
+      {
+        uid: user,
+        attrs: { email: subject.user.email, name: subject.user.name, role: subject.user.role },
+        parents: subject.user.groups.map((g) => ({ type: "Group", id: g })),
+      },
+      ...subject.user.groups.map((g) => ({ uid: { type: "Group", id: g }, attrs: {}, parents: [] })),
+    ],
   };
-  if (satisfies(requestable, req.context.approval, now)) return { decision: "allow", rule: ref(requestable), requirements };
-  return { decision: "requestable", rule: ref(requestable), reason: requestable.reason, requirements };
+}
+
+const SAFE_DETAIL = /`[^`]*`/g;
+
+/** An evaluation error in words fit for the audit trail: which policy, what kind, never the values. */
+function errorDetail(errors: string[]): string {
+  return errors
+    .map((e) => e.replace(SAFE_DETAIL, (q) => (/^`[A-Za-z_][A-Za-z0-9_.:"-]*`$/.test(q) ? q : "`…`")))
+    .join("; ")
+    .slice(0, 300);
+}
+
+function evaluationDenied(policy: CompiledPolicy, detail: string): Decision {
+  return {
+    decision: "deny",
+    rule: { ...policy.document.ref, ruleKey: "evaluation-error" },
+    reason: "The policy could not be evaluated for this call, so it is denied.",
+    evaluationError: detail,
+  };
+}
+
+export function evaluate(req: EvaluationRequest, policy: CompiledPolicy, now: Date): Decision {
+  const tool = policy.tools.get(req.action.name);
+  if (!tool) return evaluationDenied(policy, `the tool ${req.action.name} is not in the policy's catalog`);
+  let context: Record<string, CedarValue>;
+  let resourceAttrs: Record<string, CedarValue>;
+  try {
+    const history: Record<string, CedarValue> = {};
+    for (const h of policy.document.history.filter((d) => d.tool === tool.name)) {
+      const v = req.context.history[h.name];
+      if (!v) throw new ContextValueError(`the history ${h.name} was not measured`);
+      history[h.name] = { total: v.total, count: v.count };
+    }
+    context = {
+      args: cedarValueOf(req.context.args ?? {}, argsType(tool)),
+      history,
+      time: {
+        now: { __extn: { fn: "datetime", arg: now.toISOString() } },
+        zones: Object.fromEntries(policy.document.zones.map((z) => [z, zoneFields(now, z)])),
+      },
+    };
+    resourceAttrs = resourceAttributes(tool.resourceShape, req.resource.properties);
+  } catch (e) {
+    if (e instanceof ContextValueError) return evaluationDenied(policy, e.message);
+    throw e;
+  }
+  const { principal, entities } = subjectEntities(req.subject);
+  const resource = { type: tool.resourceEntity, id: req.resource.id };
+  const answer = authorize(policy.prepared, {
+    principal,
+    action: { type: "Action", id: tool.name },
+    resource,
+    context,
+    entities: [...entities, { uid: resource, attrs: resourceAttrs, parents: [] }],
+  });
+  if (!answer.ok) return evaluationDenied(policy, errorDetail(answer.errors));
+  if (answer.errors.length > 0) return evaluationDenied(policy, errorDetail(answer.errors));
+
+  const satisfied = answer.determining.map((id) => ({ id, meta: policy.meta.get(id) })).filter((p) => p.meta) as { id: string; meta: PolicyMeta }[];
+  if (answer.decision === "deny") {
+    // Only plain forbids remain forbids in the evaluated set.
+    const forbid = satisfied.find((p) => p.meta.effect === "forbid" && !p.meta.requirements);
+    if (forbid) return { decision: "deny", rule: forbid.meta.ref, reason: forbid.meta.reason };
+  }
+  const permits = satisfied.filter((p) => p.meta.effect === "permit");
+  const requestables = satisfied.filter((p) => p.meta.effect === "forbid" && p.meta.requirements);
+
+  let base: { effect: "allow"; ref: RuleRef | null } | { effect: "requestable"; ref: RuleRef; requirements: Requirements; reason: string };
+  if (permits.length > 0) {
+    base = { effect: "allow", ref: permits[0].meta.ref };
+  } else {
+    const { posture, ref } = policy.posture(req.subject.agentName, tool.name);
+    if (posture.effect === "deny") {
+      return { decision: "deny", rule: ref, reason: `No policy permits ${req.subject.agentName} to call ${tool.name}.` };
+    }
+    base = posture.effect === "allow" ? { effect: "allow", ref } : { effect: "requestable", ref, requirements: posture.requirements, reason: posture.reason };
+  }
+
+  const candidates = requestables.map((p) => ({ ref: p.meta.ref, requirements: p.meta.requirements!, reason: p.meta.reason }));
+  if (base.effect === "requestable") candidates.push({ ref: base.ref, requirements: base.requirements, reason: base.reason });
+  if (candidates.length === 0) return { decision: "allow", rule: base.ref };
+  // Between equally strict ones a form rule decides first (its words are the ones the admin wrote for that tool).
+  const formFirst = (c: { ref: RuleRef }) => (policy.meta.get(formPolicyId(c.ref.ruleKey))?.ref.id === c.ref.id ? 0 : 1);
+  const strictest = candidates.sort((a, b) => strictness(a.requirements, b.requirements) || formFirst(a) - formFirst(b) || a.ref.ruleKey.localeCompare(b.ref.ruleKey))[0];
+  if (satisfies(strictest.requirements, req.context.approval, now)) return { decision: "allow", rule: strictest.ref, requirements: strictest.requirements };
+  return { decision: "requestable", rule: strictest.ref, reason: strictest.reason, requirements: strictest.requirements };
+}
+
+/**
+ * The tools policy may ever permit (or let be requested by) this principal: Cedar's partial evaluation with the
+ * resource and the context unknown. A tool is hidden when a plain forbid must hold for every call of it, or when no
+ * permit can hold and the default posture denies. Listing is a courtesy: every call is still evaluated in full.
+ */
+export function visibleTools(policy: CompiledPolicy, subject: Subject): Set<string> {
+  const cacheKey = JSON.stringify([subject.agentId, subject.agentName, subject.user]);
+  const hit = policy.visibility.get(cacheKey);
+  if (hit) return hit;
+  const { principal, entities } = subjectEntities(subject);
+  const visible = new Set<string>();
+  for (const tool of policy.tools.values()) {
+    const answer = authorizePartial(policy.evaluated, principal, { type: "Action", id: tool.name }, entities, ["args", "history", "time"]);
+    if (!answer.ok) {
+      visible.add(tool.name);
+      continue;
+    }
+    const hardForbid = answer.mustBeDetermining.some((id) => {
+      const m = policy.meta.get(id);
+      return m?.effect === "forbid" && !m.requirements;
+    });
+    if (hardForbid && answer.decision === "deny") continue;
+    const mayPermit = [...answer.mayBeDetermining, ...answer.mustBeDetermining].some((id) => policy.meta.get(id)?.effect === "permit");
+    if (!mayPermit && policy.posture(subject.agentName, tool.name).posture.effect === "deny") continue;
+    visible.add(tool.name);
+  }
+  if (policy.visibility.size > 500) policy.visibility.clear();
+  policy.visibility.set(cacheKey, visible);
+  return visible;
 }

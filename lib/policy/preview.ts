@@ -4,8 +4,8 @@
  * read current state, such as an order's refundable amount) and the pure `evaluate` decides, once with the current
  * rules and once with the draft in place of its rule key's current version.
  */
-import { evaluate, type Decision, type Rule } from "./evaluate";
-import { currentRules } from "./rules";
+import { evaluate, type Decision, type Rule, type Subject } from "./evaluate";
+import { compileStored, currentDocument, currentRules } from "./store";
 import { RuleInput } from "./save-rule";
 import { getTool } from "../tools/registry";
 import { ToolError } from "../tools/types";
@@ -35,15 +35,20 @@ export async function previewRule(draftInput: unknown, args: unknown, now: Date)
     if (e instanceof ToolError) return { ok: false, error: e.message, field: "arguments" };
     throw e;
   }
-  const rules = await currentRules(tool.name);
+  const rules = await currentRules();
   const latest = rules.find((r) => r.ruleKey === draft.ruleKey)?.version ?? 0;
   const draftRule: Rule = { ...draft, id: "draft", version: latest + 1 };
   const withDraft = [...rules.filter((r) => r.ruleKey !== draft.ruleKey), ...(draft.active ? [draftRule] : [])];
-  const request = {
-    subject: { type: "user" as const, id: "preview", properties: { agentId: "preview" } },
-    action: { name: tool.name },
+  const document = await currentDocument();
+  const subject: Subject = { agentId: "preview", agentName: "preview", user: { id: "preview", email: "preview@countersign.invalid", name: "Preview", role: "requester", groups: [] } };
+  // No history: the preview of one example call shows what the rules decide for it on its own.
+  const history = Object.fromEntries(document.body.history.filter((h) => h.tool === tool.name).map((h) => [h.name, { total: 0, count: 0 }]));
+  const request = { subject, action: { name: tool.name }, resource, context: { args: call.data, history } };
+  return {
+    ok: true,
     resource,
-    context: {},
+    current: evaluate(request, compileStored(rules, document), now),
+    draft: evaluate(request, compileStored(withDraft, document), now),
+    draftVersion: latest + 1,
   };
-  return { ok: true, resource, current: evaluate(request, rules, now), draft: evaluate(request, withDraft, now), draftVersion: latest + 1 };
 }

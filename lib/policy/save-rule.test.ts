@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../db/client";
 import { callTool } from "../tasks/call";
-import { currentRules } from "./rules";
+import { currentRules } from "./store";
 import { saveRuleVersion, type RuleInput } from "./save-rule";
 import { principal, resetDb, userId } from "../../tests/support/db";
 

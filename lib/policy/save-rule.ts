@@ -6,6 +6,44 @@
 import { z } from "zod";
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
+import { policyTools } from "../tools/registry";
+import { compilePolicy } from "./compile";
+import { formCondition, formPolicyId } from "./form-rules";
+import { currentDocument, currentRules } from "./store";
+
+export class RuleRejected extends Error {
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Why `rule` cannot be saved as the next version of its key, or null: its condition must be writable for its
+ * tool (an attribute the tool's resource has, a value of that attribute's type), and the whole policy with it in
+ * place must still validate.
+ */
+export async function ruleProblem(rule: RuleInput): Promise<{ field: string; message: string } | null> {
+  const tool = policyTools().find((t) => t.name === rule.tool);
+  if (!tool) return { field: "tool", message: `there is no tool ${rule.tool}` };
+  if (formCondition({ ...rule, operator: rule.operator }, tool) === null) {
+    const attrs = Object.entries(tool.resourceShape).filter(([, a]) => a.type !== "Money" && a.type !== "Boolean").map(([k]) => k);
+    const attr = tool.resourceShape[rule.field];
+    return attr
+      ? { field: "value", message: `${rule.field} is ${attr.type === "Long" ? "a whole number" : "text"}; ${rule.operator} ${rule.value} does not fit it` }
+      : { field: "field", message: `${tool.name} has no attribute ${rule.field} (it has ${attrs.join(", ")})` };
+  }
+  const others = (await currentRules()).filter((r) => r.ruleKey !== rule.ruleKey);
+  const draft = { ...rule, id: "draft", version: 0 };
+  const compiled = compilePolicy({ rules: rule.active ? [...others, draft] : others, document: await currentDocument(), tools: policyTools() }, { strict: true });
+  if (!compiled.ok) {
+    const mine = compiled.problems.find((p) => p.policyId === formPolicyId(rule.ruleKey)) ?? compiled.problems[0];
+    return { field: "form", message: mine.line ? `${mine.message} (line ${mine.line}, column ${mine.column})` : mine.message };
+  }
+  return null;
+}
 
 export const RuleInput = z
   .object({
@@ -15,6 +53,8 @@ export const RuleInput = z
     field: z.string().regex(/^[a-z_][a-z0-9_]{0,40}$/),
     operator: z.enum(["gt", "gte", "eq", "prefix"]),
     value: z.string().min(1).max(200),
+    /** For a money threshold: the currency of `value` (minor units). A call in another currency always matches. */
+    currency: z.string().regex(/^[A-Z]{3}$/, "a three-letter currency code such as EUR").nullable().default(null),
     effect: z.enum(["requestable", "deny"]),
     approverGroup: z.string().regex(/^[a-z0-9-]{2,40}$/).nullable(),
     approvalsRequired: z.number().int().min(0).max(10),
@@ -38,8 +78,10 @@ export const RuleInput = z
 export type RuleInput = z.infer<typeof RuleInput>;
 
 /** Saves `input` as the next version of its rule key (version 1 for a new key). Returns the new row. */
-export async function saveRuleVersion(input: RuleInput, actorUserId: string, now: Date) {
+export async function saveRuleVersion(input: z.input<typeof RuleInput>, actorUserId: string, now: Date) {
   const rule = RuleInput.parse(input);
+  const problem = await ruleProblem(rule);
+  if (problem) throw new RuleRejected(problem.message, problem.field);
   return db().$transaction(async (tx) => {
     // Serializes concurrent edits of one rule key: both cannot take the same next version.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(7240003, hashtext(${rule.ruleKey}))`;

@@ -6,8 +6,11 @@
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { digest } from "../canonical";
-import { evaluate } from "../policy/evaluate";
-import { currentRules } from "../policy/rules";
+import { evaluate, type Decision } from "../policy/evaluate";
+import { currentPolicy } from "../policy/store";
+import { settleRecord, withHistory } from "../policy/history";
+import { callMoney } from "../policy/schema";
+import { subjectOf } from "../auth/agents";
 import { getTool, toolVersion } from "../tools/registry";
 import { ToolError } from "../tools/types";
 import type { SubmissionInput } from "../approvals/backend";
@@ -74,25 +77,47 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
     if (e instanceof ToolError) return refused(`${e.message} The tool did not run.`);
     throw e;
   }
-  const decision = evaluate(
+  const policy = await currentPolicy();
+  const subject = await subjectOf(principal);
+  const argumentsDigest = digest(args);
+  // Measure recent history, decide, and record the call in one short transaction that holds the history keys'
+  // locks: two calls at the same instant cannot both count a window without the other.
+  const submits = (d: Decision) => d.decision === "requestable" && opts.tasks && (!d.requirements.requireJustification || !!opts.input);
+  const { result: decision, recordId } = await withHistory(
+    policy.document.history,
     {
-      subject: { type: "user", id: principal.userId, properties: { agentId: principal.agentId } },
-      action: { name: tool.name },
-      resource,
-      context: {},
+      tool: tool.name,
+      agentId: principal.agentId,
+      userId: principal.userId,
+      resourceType: resource.type,
+      resourceId: resource.id,
+      money: callMoney(tool.policyResource.shape, resource.properties),
     },
-    await currentRules(tool.name),
     now,
+    (history) => {
+      const d = evaluate({ subject, action: { name: tool.name }, resource, context: { args, history } }, policy, now);
+      return { result: d, record: d.decision === "allow" ? "reserved" : submits(d) ? "pending" : null };
+    },
   );
 
   if (decision.decision === "deny") {
+    if (decision.evaluationError) {
+      await db().$transaction((tx) =>
+        appendAudit(tx, {
+          type: "policy.evaluation-error",
+          actor: `agent:${principal.agentId}`,
+          data: { tool: tool.name, argumentsDigest, rule: decision.rule, error: decision.evaluationError },
+          at: now,
+        }),
+      );
+    }
     return refused(`Denied by policy: ${decision.reason} The tool did not run. This denial cannot be approved; do not retry.`);
   }
 
-  const argumentsDigest = digest(args);
   if (decision.decision === "allow") {
     try {
       const out = await tool.run(args, { taskId: null, now, resource: { type: resource.type, id: resource.id } });
+      if (recordId) await settleRecord({ id: recordId }, "executed", now);
       await db().$transaction((tx) =>
         appendAudit(tx, {
           type: "call.executed",
@@ -103,7 +128,10 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
       );
       return { kind: "result", outcome: { text: out.text, isError: false, structured: out.structured } };
     } catch (e) {
-      if (e instanceof ToolError) return refused(`${e.message} The tool did not complete.`);
+      if (e instanceof ToolError) {
+        if (recordId) await settleRecord({ id: recordId }, "void", now);
+        return refused(`${e.message} The tool did not complete.`);
+      }
       throw e;
     }
   }
@@ -140,10 +168,12 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
       reason: decision.reason,
       requirements: decision.requirements,
       input: opts.input,
+      historyRecordId: recordId ?? undefined,
     },
     now,
   );
   } catch (e) {
+    if (recordId) await settleRecord({ id: recordId }, "void", now);
     if (e instanceof CallerLimitReached) return refused(`Approval request limit reached. ${e.message}`);
     if (e instanceof SubmissionInProgress) return refused(e.message);
     throw e;

@@ -9,6 +9,10 @@ export type Principal = {
   agentName: string;
   userId: string;
   userName: string;
+  /** What policy reads of the user (read at authentication; absent in principals made by hand, then read when needed). */
+  userEmail?: string;
+  userRole?: string;
+  userGroups?: string[];
 };
 
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";

@@ -19,9 +19,10 @@ import { ToolError, type ToolDef } from "./types";
 
 const FIXTURE = { fixture: "conformance" } as const;
 
-function fixture<A>(def: Omit<ToolDef<A>, "mappingVersion" | "resource" | "summary"> & { summary?: (a: A) => string }): ToolDef<A> {
+function fixture<A>(def: Omit<ToolDef<A>, "mappingVersion" | "resource" | "summary" | "policyResource"> & { summary?: (a: A) => string }): ToolDef<A> {
   return {
     mappingVersion: 1,
+    policyResource: { entity: "Fixture", shape: { fixture: { type: "String" } } },
     async resource() {
       return { type: "fixture", id: def.name, properties: { ...FIXTURE } };
     },

@@ -72,6 +72,7 @@ export const deletePath: ToolDef<Args> = {
     "Deleting prod/ or anything in it needs two SRE approvals.",
   schema,
   mappingVersion: 2,
+  policyResource: { entity: "Path", shape: { path: { type: "String" }, kind: { type: "String" } } },
   async resource(args) {
     const target = await resolveSandboxPath(args.path);
     return { type: "path", id: target.rel, properties: { path: target.rel, kind: target.kind } };

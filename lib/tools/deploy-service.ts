@@ -31,6 +31,7 @@ export const deployService: ToolDef<Args> = {
   description: "Deploy a version of a service to staging or production. Production deploys need an SRE's approval.",
   schema,
   mappingVersion: 2,
+  policyResource: { entity: "Service", shape: { environment: { type: "String" }, version: { type: "String" } } },
   async resource(args) {
     return { type: "service", id: args.service, properties: { environment: args.environment, version: canonicalVersion(args.version) } };
   },

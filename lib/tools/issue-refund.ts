@@ -42,12 +42,24 @@ export const issueRefund: ToolDef<Args> = {
     "Refund a customer's order in the demo shop. Refunds above the shop's policy limit wait for a support lead's approval.",
   schema,
   mappingVersion: 1,
+  policyResource: {
+    entity: "Order",
+    shape: {
+      amount_cents: { type: "Long" },
+      currency: { type: "String" },
+      refundable_cents: { type: "Long" },
+      total_cents: { type: "Long" },
+      amount: { type: "Money", minor: "amount_cents", currency: "currency" },
+      refundable: { type: "Money", minor: "refundable_cents", currency: "currency" },
+      total: { type: "Money", minor: "total_cents", currency: "currency" },
+    },
+  },
   async resource(args) {
     const { order, refundable, cents } = await load(args);
     return {
       type: "order",
       id: order.id,
-      properties: { amount_cents: cents, currency: order.currency, refundable_cents: refundable },
+      properties: { amount_cents: cents, currency: order.currency, refundable_cents: refundable, total_cents: order.totalCents },
     };
   },
   summary(args, resource) {

@@ -7,6 +7,7 @@ import { deployService } from "./deploy-service";
 import { issueRefund } from "./issue-refund";
 import { wireTransfer } from "./wire-transfer";
 import type { ToolDef } from "./types";
+import type { PolicyTool } from "../policy/schema";
 
 const TOOLS: ToolDef[] = [issueRefund, wireTransfer, deletePath, deployService];
 
@@ -30,4 +31,9 @@ export function toolVersion(tool: ToolDef): string {
 
 export function listTools(): { name: string; title: string; description: string; inputSchema: Record<string, unknown> }[] {
   return tools().map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: inputSchemaOf(t) }));
+}
+
+/** What policy knows of every tool: its input schema and the shape of the resource its mapping reads. */
+export function policyTools(): PolicyTool[] {
+  return tools().map((t) => ({ name: t.name, inputSchema: inputSchemaOf(t), resourceEntity: t.policyResource.entity, resourceShape: t.policyResource.shape }));
 }

@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import type { EvaluationRequest } from "../policy/evaluate";
+import type { ResourceView } from "../policy/evaluate";
+import type { ResourceAttr } from "../policy/schema";
 
 /** A tool's own refusal or failure, with words fit for the caller. */
 export class ToolError extends Error {}
@@ -29,9 +30,14 @@ export type ToolDef<A = any> = {
    * the tool will act on, canonical (one id for every spelling of the same target; ambiguous spellings refused
    * with ToolInputError), so policy never judges the string the agent typed.
    */
-  resource(args: A): Promise<EvaluationRequest["resource"]>;
+  resource(args: A): Promise<ResourceView>;
+  /**
+   * The resource as policy sees it: its Cedar entity type and the types of the mapping's properties (money as
+   * { minor, currency } built from two properties). Conditions in policy are validated against this shape.
+   */
+  policyResource: { entity: string; shape: Record<string, ResourceAttr> };
   /** One line a reviewer reads, e.g. "EUR 180.00 refund on order O-2289". */
-  summary(args: A, resource: EvaluationRequest["resource"]): string;
+  summary(args: A, resource: ResourceView): string;
   /** Performs the side effect once; returns what happened in words. Throws ToolError on failure. */
   run(args: A, ctx: ToolRunContext): Promise<{ text: string; structured?: Record<string, unknown> }>;
 };

@@ -32,6 +32,10 @@ export const wireTransfer: ToolDef<Args> = {
   description: "Send a wire transfer in USD to an account. Large transfers need two treasury approvals; very large ones are refused.",
   schema,
   mappingVersion: 1,
+  policyResource: {
+    entity: "Account",
+    shape: { amount_cents: { type: "Long" }, currency: { type: "String" }, amount: { type: "Money", minor: "amount_cents", currency: "currency" } },
+  },
   async resource(args) {
     return { type: "account", id: args.to, properties: { amount_cents: cents(args), currency: "USD" } };
   },

@@ -8,7 +8,7 @@ export async function resetDb(): Promise<void> {
   const tables = await db().$queryRaw<{ tablename: string }[]>`
     SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> '_prisma_migrations'`;
   await db().$executeRawUnsafe(`TRUNCATE ${tables.map((t) => `"${t.tablename}"`).join(", ")} RESTART IDENTITY CASCADE`);
-  await seedDemo(db());
+  await seedDemo(db(), { steadyClock: true });
 }
 
 export async function principal(agentName: (typeof DEMO_AGENTS)[number]["name"] = "support-bot"): Promise<Principal> {

@@ -2,7 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { ADMIN_ROLES, authorizeAction } from "@/lib/auth/session";
-import { RuleInput, saveRuleVersion } from "@/lib/policy/save-rule";
+import { RuleInput, RuleRejected, saveRuleVersion } from "@/lib/policy/save-rule";
 
 export type RuleFormState =
   | { status: "idle" }
@@ -35,6 +35,7 @@ function ruleFromForm(f: FormData): unknown {
     approvalValiditySec: int(f, "approvalValiditySec"),
     requireJustification: f.get("requireJustification") === "on",
     reason: str(f, "reason"),
+    currency: str(f, "currency") || null,
     active: f.get("active") === "on",
   };
 }
@@ -52,7 +53,13 @@ export async function saveRuleAction(_prev: RuleFormState, formData: FormData): 
     }
     return { status: "error", message: "The rule was not saved: correct the fields marked below.", fieldErrors };
   }
-  const saved = await saveRuleVersion(parsed.data, who.user.id, new Date());
+  let saved;
+  try {
+    saved = await saveRuleVersion(parsed.data, who.user.id, new Date());
+  } catch (e) {
+    if (e instanceof RuleRejected) return { status: "error", message: `The rule was not saved: ${e.message}.`, fieldErrors: { [e.field]: e.message } };
+    throw e;
+  }
   revalidatePath("/admin/policy");
   revalidatePath(`/admin/policy/${saved.ruleKey}`);
   return { status: "done", ruleKey: saved.ruleKey, version: saved.version };

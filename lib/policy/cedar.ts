@@ -1,0 +1,134 @@
+/**
+ * The Cedar policy engine (@cedar-policy/cedar-wasm, Node build). Countersign never interprets a condition
+ * itself: parsing, schema validation and evaluation are Cedar's. This module only adapts types and errors.
+ */
+import * as cedar from "@cedar-policy/cedar-wasm/nodejs";
+
+export type CedarSchema = cedar.SchemaJson<string>;
+export type CedarEntity = cedar.EntityJson;
+export type CedarValue = cedar.CedarValueJson;
+export type CedarUid = { type: string; id: string };
+export type CedarPolicyJson = cedar.PolicyJson;
+
+/** One problem in a policy text: a line and column (1-based) when Cedar gives a location. */
+export type PolicyProblem = { message: string; policyId?: string; line?: number; column?: number };
+
+/** 1-based line and column of a character offset in `text`. */
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, Math.max(0, Math.min(offset, text.length)));
+  const lines = before.split("\n");
+  return { line: lines.length, column: lines[lines.length - 1].length + 1 };
+}
+
+function problemsOf(errors: cedar.DetailedError[], text?: string, policyId?: string): PolicyProblem[] {
+  return errors.map((e) => {
+    const at = e.sourceLocations?.[0];
+    const where = text !== undefined && at ? lineColumn(text, at.start) : {};
+    const help = e.help ? ` (${e.help})` : "";
+    const label = at?.label ? `: ${at.label}` : "";
+    return { message: `${e.message}${label}${help}`, ...(policyId ? { policyId } : {}), ...where };
+  });
+}
+
+/** Splits a policy text into its policies, each with its text and its offset in the whole text. */
+export function splitPolicies(text: string): { ok: true; policies: { text: string; offset: number }[] } | { ok: false; problems: PolicyProblem[] } {
+  const parsed = cedar.checkParsePolicySet({ staticPolicies: text });
+  if (parsed.type === "failure") return { ok: false, problems: problemsOf(parsed.errors, text) };
+  const parts = cedar.policySetTextToParts(text);
+  if (parts.type === "failure") return { ok: false, problems: problemsOf(parts.errors, text) };
+  if (parts.policy_templates.length > 0) return { ok: false, problems: [{ message: "policy templates are not supported; write static policies" }] };
+  // policySetTextToParts returns each policy's own text; find each one's place for error locations.
+  let from = 0;
+  const policies = parts.policies.map((p) => {
+    const head = p.trimStart().slice(0, 40);
+    const at = text.indexOf(head, from);
+    const offset = at >= 0 ? at : from;
+    from = offset + 1;
+    return { text: p, offset };
+  });
+  return { ok: true, policies };
+}
+
+export function policyJson(text: string): CedarPolicyJson {
+  const r = cedar.policyToJson(text);
+  if (r.type === "failure") throw new Error(r.errors.map((e) => e.message).join("; "));
+  return r.json;
+}
+
+/** Validates policies (id -> text or JSON) against the schema in strict mode; `start` is an offset in the policy's own text. */
+export function validatePolicies(schema: CedarSchema, policies: Record<string, string | CedarPolicyJson>): { policyId: string | null; message: string; start?: number }[] {
+  const r = cedar.validate({ schema, policies: { staticPolicies: policies }, validationSettings: { mode: "strict" } });
+  if (r.type === "failure") return r.errors.map((e) => ({ policyId: null, message: e.message }));
+  return r.validationErrors.map((v) => ({
+    policyId: v.policyId,
+    message: `${v.error.message}${v.error.help ? ` (${v.error.help})` : ""}`,
+    start: v.error.sourceLocations?.[0]?.start,
+  }));
+}
+
+export function checkSchema(schema: CedarSchema): PolicyProblem[] {
+  const r = cedar.checkParseSchema(schema);
+  return r.type === "failure" ? problemsOf(r.errors) : [];
+}
+
+let sets = 0;
+
+/** Parses a policy set once and keeps it in the engine, so each evaluation does not parse it again. */
+export function preparse(policies: Record<string, string | CedarPolicyJson>, schema: CedarSchema): { setId: string; schemaId: string } {
+  const n = ++sets;
+  const setId = `set-${n}`;
+  const schemaId = `schema-${n}`;
+  const p = cedar.preparsePolicySet(setId, { staticPolicies: policies });
+  if (p.type === "failure") throw new Error(p.errors.map((e) => e.message).join("; "));
+  const s = cedar.preparseSchema(schemaId, schema);
+  if (s.type === "failure") throw new Error(s.errors.map((e) => e.message).join("; "));
+  return { setId, schemaId };
+}
+
+export type CedarRequest = {
+  principal: CedarUid;
+  action: CedarUid;
+  resource: CedarUid;
+  context: Record<string, CedarValue>;
+  entities: CedarEntity[];
+};
+
+export type CedarAnswer =
+  | { ok: true; decision: "allow" | "deny"; determining: string[]; errors: string[] }
+  | { ok: false; errors: string[] };
+
+/** Evaluates against a preparsed set, validating the request against the schema. */
+export function authorize(prepared: { setId: string; schemaId: string }, req: CedarRequest): CedarAnswer {
+  const r = cedar.statefulIsAuthorized({
+    principal: req.principal,
+    action: req.action,
+    resource: req.resource,
+    context: req.context,
+    entities: req.entities,
+    preparsedPolicySetId: prepared.setId,
+    preparsedSchemaName: prepared.schemaId,
+    validateRequest: true,
+  });
+  if (r.type === "failure") return { ok: false, errors: r.errors.map((e) => e.message) };
+  return {
+    ok: true,
+    decision: r.response.decision,
+    determining: r.response.diagnostics.reason,
+    errors: r.response.diagnostics.errors.map((e) => `${e.policyId}: ${e.error.message}`),
+  };
+}
+
+export type PartialAnswer = { ok: true; decision: "allow" | "deny" | null; mustBeDetermining: string[]; mayBeDetermining: string[] } | { ok: false };
+
+/** Partial evaluation with the resource and the context unknown: what policy may ever decide for this principal and action. */
+export function authorizePartial(policies: Record<string, string | CedarPolicyJson>, principal: CedarUid, action: CedarUid, entities: CedarEntity[], contextKeys: string[]): PartialAnswer {
+  const context: Record<string, CedarValue> = {};
+  for (const k of contextKeys) context[k] = { __extn: { fn: "unknown", arg: `context.${k}` } };
+  const r = cedar.isAuthorizedPartial({ principal, action, resource: null, context, entities, policies: { staticPolicies: policies } });
+  if (r.type === "failure") return { ok: false };
+  return { ok: true, decision: r.response.decision, mustBeDetermining: r.response.mustBeDetermining, mayBeDetermining: r.response.mayBeDetermining };
+}
+
+export function cedarVersion(): string {
+  return cedar.getCedarVersion();
+}

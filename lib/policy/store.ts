@@ -1,0 +1,103 @@
+/**
+ * The stored policy: the active version of each form rule plus the highest version of the policy document,
+ * compiled once per distinct content and kept compiled. Every evaluation reads which versions are current (so a
+ * save on one replica is seen by all at the next call) but compiles only when they changed.
+ */
+import { db } from "../db/client";
+import { appendAudit } from "../audit/append";
+import { digest } from "../canonical";
+import { policyTools } from "../tools/registry";
+import type { PolicyProblem } from "./cedar";
+import { compilePolicy, type StoredDocument } from "./compile";
+import { LEGACY_DOCUMENT, PolicyDocument } from "./document";
+import type { CompiledPolicy, Rule } from "./evaluate";
+import type { PolicyTool } from "./schema";
+
+export async function currentRules(tool?: string): Promise<Rule[]> {
+  return db().policyRule.findMany({ where: { active: true, ...(tool ? { tool } : {}) }, orderBy: { ruleKey: "asc" } });
+}
+
+export async function currentDocument(): Promise<StoredDocument> {
+  const row = await db().policyDocument.findFirst({ orderBy: { version: "desc" } });
+  if (!row) return { id: "legacy", version: 0, body: LEGACY_DOCUMENT };
+  return { id: row.id, version: row.version, body: PolicyDocument.parse(row.body) };
+}
+
+export async function documentVersion(version: number): Promise<StoredDocument | null> {
+  const row = await db().policyDocument.findUnique({ where: { version } });
+  return row ? { id: row.id, version: row.version, body: PolicyDocument.parse(row.body) } : null;
+}
+
+const cache = new Map<string, CompiledPolicy>();
+
+function remember(key: string, policy: CompiledPolicy): CompiledPolicy {
+  if (cache.size >= 16) cache.delete(cache.keys().next().value!);
+  cache.set(key, policy);
+  return policy;
+}
+
+/** A policy that denies every call: what runs when the stored policy cannot be compiled at all. */
+function denyAll(document: StoredDocument): CompiledPolicy {
+  const r = compilePolicy({ rules: [], document: { ...document, body: PolicyDocument.parse({}) }, tools: [] }, { strict: false });
+  if (!r.ok) throw new Error("The deny-all policy does not compile.");
+  return r.policy;
+}
+
+/** Compiles leniently (see compile.ts): a stored policy that no longer validates denies what it covered. */
+export function compileStored(rules: Rule[], document: StoredDocument, tools: PolicyTool[] = policyTools()): CompiledPolicy {
+  const r = compilePolicy({ rules, document, tools }, { strict: false });
+  return r.ok ? r.policy : denyAll(document);
+}
+
+export async function currentPolicy(): Promise<CompiledPolicy> {
+  const [rules, head] = await Promise.all([currentRules(), db().policyDocument.findFirst({ orderBy: { version: "desc" }, select: { id: true, version: true } })]);
+  const tools = policyTools();
+  const key = digest([head?.id ?? "legacy", rules.map((r) => [r.id, r]), tools.map((t) => [t.name, t.inputSchema, t.resourceShape])]);
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const document = head ? await currentDocument() : { id: "legacy", version: 0, body: LEGACY_DOCUMENT };
+  return remember(key, compileStored(rules, document, tools));
+}
+
+export type SaveDocumentResult = { ok: true; version: number; unchanged: boolean } | { ok: false; problems: PolicyProblem[] };
+
+/**
+ * Saves `body` as the next version of the policy document, after strict compilation with the current form rules
+ * and after its test cases pass (`check`, when given, runs them and returns the failures). Nothing is saved on any
+ * problem. A body equal to the current version saves nothing.
+ */
+export async function saveDocument(
+  input: unknown,
+  actor: string,
+  now: Date,
+  opts: { note?: string; check?: (policy: CompiledPolicy, body: PolicyDocument) => Promise<PolicyProblem[]> } = {},
+): Promise<SaveDocumentResult> {
+  const parsed = PolicyDocument.safeParse(input);
+  if (!parsed.success) {
+    return { ok: false, problems: parsed.error.issues.map((i) => ({ message: `${i.path.join(".") || "document"}: ${i.message}` })) };
+  }
+  const body = parsed.data;
+  const bodyDigest = digest(body);
+  const rules = await currentRules();
+  const compiled = compilePolicy({ rules, document: { id: "draft", version: 0, body }, tools: policyTools() }, { strict: true });
+  if (!compiled.ok) return { ok: false, problems: compiled.problems };
+  if (opts.check) {
+    const failures = await opts.check(compiled.policy, body);
+    if (failures.length > 0) return { ok: false, problems: failures };
+  }
+  return db().$transaction(async (tx) => {
+    // Serializes concurrent saves: both cannot take the same next version.
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(7240004, 1)`;
+    const last = await tx.policyDocument.findFirst({ orderBy: { version: "desc" }, select: { version: true, digest: true } });
+    if (last && last.digest === bodyDigest) return { ok: true as const, version: last.version, unchanged: true };
+    const version = (last?.version ?? 0) + 1;
+    await tx.policyDocument.create({ data: { version, body: body as object, digest: bodyDigest, note: opts.note ?? null, createdBy: actor, createdAt: now } });
+    await appendAudit(tx, {
+      type: "policy.document-saved",
+      actor: actor.includes(":") ? actor : `user:${actor}`,
+      data: { version, previous: last?.version ?? null, digest: bodyDigest },
+      at: now,
+    });
+    return { ok: true as const, version, unchanged: false };
+  });
+}
