@@ -7,11 +7,14 @@
  * "At the instant of the claim" is the database's own clock when the UPDATE runs (clock_timestamp(), read again
  * if the statement waits for a row lock), never earlier than the `now` passed in: a slow re-evaluation between
  * the arrival of a request and its claim cannot carry an approval past its expiry.
+ *
+ * A winning claim also marks the task's call record executed in policy history (lib/policy/history.ts).
  */
 import { randomUUID } from "node:crypto";
 import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { config } from "../config";
+import { settleRecord } from "../policy/history";
 
 /** Identifies this process in claim tokens (for the audit trail and for debugging). */
 const BOOT = randomUUID().slice(0, 8);
@@ -66,6 +69,8 @@ export async function claim(taskId: string, generation: number, now: Date, appro
           WHERE a.id = t."agentId" AND a."revokedAt" IS NULL AND u.active
         )`;
     if (n !== 1) return null;
+    // From here on the tool may run: the call counts as executed in policy history, whatever its outcome.
+    await settleRecord({ taskId }, "executed", now, tx);
     await appendAudit(tx, { type: "execution.claimed", actor: "system", taskId, data: { generation, executionDeadline: deadline.toISOString() }, at: now });
     return token;
   });

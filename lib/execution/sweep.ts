@@ -1,9 +1,11 @@
 /**
  * The sweeper: advances tasks whose clocks ran out or whose approval was decided, completes claimed tasks whose
- * execution deadline passed as outcome-unknown, reconciles stale submission intents, and delivers due webhooks. Safe to run in several
- * processes at once: every transition it makes is a conditional update.
+ * execution deadline passed as outcome-unknown, reconciles stale submission intents, delivers due webhooks, and
+ * purges expired tasks and policy-history records in bounded batches. Safe to run in several processes at once:
+ * every transition it makes is a conditional update.
  */
 import { db } from "../db/client";
+import { purgeCallRecords } from "../policy/history";
 import { pruneRequestStates } from "../tasks/request-state";
 import { reconcileIntents } from "../tasks/reconcile";
 import { purgeExpiredTasks } from "../tasks/retention";
@@ -15,6 +17,8 @@ export type SweepReport = {
   recovered: number;
   closed: number;
   purged: number;
+  /** Policy-history records past their retention, deleted this sweep (bounded). */
+  historyPurged: number;
   webhooks: { delivered: number; retried: number; failed: number };
 };
 
@@ -41,7 +45,8 @@ export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: 
   const webhooks = await deliverDue(now);
   await pruneRequestStates(now);
   const purged = await purgeExpiredTasks(now);
-  return { advanced: due.length, ...r, purged, webhooks };
+  const historyPurged = await purgeCallRecords(now);
+  return { advanced: due.length, ...r, purged, historyPurged, webhooks };
 }
 
 /**

@@ -1,11 +1,13 @@
 /**
  * The one way a task becomes terminal: a single conditional UPDATE from an expected phase. A terminal task never
  * changes again (the WHERE requires a non-terminal status), retention is extended to cover terminalizedAt plus
- * resultRetention, the dedup slot is freed, and the audit event is written in the same transaction.
+ * resultRetention, the dedup slot is freed, the task's call record is settled in policy history (void when it was
+ * never claimed, so the tool never ran), and the audit event is written in the same transaction.
  */
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { config } from "../config";
+import { settleTaskRecord } from "../policy/history";
 import type { Disposition, TaskStatus, ToolOutcome } from "../tasks/types";
 
 export type Terminal =
@@ -50,6 +52,7 @@ export async function terminalize(o: TerminalizeOpts): Promise<boolean> {
         AND (${o.generation ?? null}::int IS NULL OR generation = ${o.generation ?? null})`;
     if (n !== 1) return false;
     await tx.dedupSlot.deleteMany({ where: { taskId: o.taskId } });
+    await settleTaskRecord(tx, o.taskId, o.now);
     await appendAudit(tx, {
       type: o.audit.type,
       actor: o.audit.actor,

@@ -7,6 +7,11 @@
  *  3. submit under that key;
  *  4. persist the task bound to the returned handle, then return it.
  * A crash between any two steps is repaired by reconcile.ts on start-up.
+ *
+ * The call's policy-history record (lib/policy/history.ts), when the caller made one, is linked to the task in the
+ * transaction that records the intent, so from then on it follows the task (reconciliation binds it or voids it);
+ * a call that opens no task of its own (an identical one is open, a limit refuses it, creation fails before the
+ * intent) voids it.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { db, Prisma } from "../db/client";
@@ -16,6 +21,8 @@ import type { SubmissionBody, SubmissionInput, Submitted } from "../approvals/ba
 import { digest } from "../canonical";
 import { config } from "../config";
 import { faultPoint } from "../faults";
+import { logFailure } from "../log";
+import { linkRecordToTask, settleRecord } from "../policy/history";
 import type { EvaluationRequest, Requirements, RuleRef } from "../policy/evaluate";
 import { enforceCallerLimits } from "./limits";
 import { toView } from "./view";
@@ -79,12 +86,51 @@ export type CreateInput = {
   reason: string;
   requirements: Requirements;
   input?: SubmissionInput;
+  /** The call's pending record in policy history (withHistory), linked to the task this call opens. */
+  historyRecordId?: string | null;
 };
 
+/** The call opened no task of its own: its history record stops counting (best effort; the error that got here wins). */
+async function voidRecord(recordId: string | null, now: Date): Promise<void> {
+  if (!recordId) return;
+  try {
+    await settleRecord({ id: recordId }, "void", now);
+  } catch (e) {
+    logFailure("voiding a call record", e);
+  }
+}
+
+type Opened = { taskId: string; key: string; body: SubmissionBody } | { joins: string };
+
 export async function createApprovalTask(input: CreateInput, now: Date): Promise<TaskView> {
+  const recordId = input.historyRecordId ?? null;
+  let opened: Opened;
+  try {
+    opened = await recordIntent(input, recordId, now);
+  } catch (e) {
+    await voidRecord(recordId, now);
+    throw e;
+  }
+  if ("joins" in opened) {
+    // An identical call's task (and its own record) already counts this call.
+    await voidRecord(recordId, now);
+    return existingTask(opened.joins);
+  }
+  const { taskId, key, body } = opened;
+  faultPoint("after-intent");
+
+  const submitted = await approvalBackend().submit(key, body, now);
+  faultPoint("after-submit");
+
+  await bindTask(key, submitted, now);
+  return toView(await db().task.findUniqueOrThrow({ where: { id: taskId } }));
+}
+
+/** Steps 1 and 2: an open identical task to join, or the recorded intent (with the history record linked). */
+async function recordIntent(input: CreateInput, recordId: string | null, now: Date): Promise<Opened> {
   const dedupKey = dedupKeyOf(input.principal, input.tool, input.argumentsDigest);
   const open = await db().dedupSlot.findUnique({ where: { dedupKey } });
-  if (open) return existingTask(open.taskId);
+  if (open) return { joins: open.taskId };
 
   const taskId = randomUUID();
   const key = newSubmissionKey();
@@ -137,21 +183,16 @@ export async function createApprovalTask(input: CreateInput, now: Date): Promise
           createdAt: now,
         },
       });
+      if (recordId) await linkRecordToTask(recordId, taskId, tx);
     });
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
       const winner = await db().dedupSlot.findUnique({ where: { dedupKey } });
-      if (winner) return existingTask(winner.taskId);
+      if (winner) return { joins: winner.taskId };
     }
     throw e;
   }
-  faultPoint("after-intent");
-
-  const submitted = await approvalBackend().submit(key, body, now);
-  faultPoint("after-submit");
-
-  await bindTask(key, submitted, now);
-  return toView(await db().task.findUniqueOrThrow({ where: { id: taskId } }));
+  return { taskId, key, body };
 }
 
 /**

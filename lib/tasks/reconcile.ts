@@ -7,6 +7,7 @@ import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { approvalBackend } from "../approvals/inbox-backend";
 import { attachGeneration } from "../execution/advance";
+import { settleRecord } from "../policy/history";
 import { bindTask } from "./create";
 
 export type ReconcileReport = { recovered: number; closed: number };
@@ -30,6 +31,8 @@ export async function reconcileIntents(now: Date, minAgeMs = 30_000): Promise<Re
           const n = await tx.submissionIntent.updateMany({ where: { id: intent.id, state: "open" }, data: { state: "cancelled" } });
           if (n.count !== 1) return;
           await tx.dedupSlot.deleteMany({ where: { taskId: intent.taskId } });
+          // The call never became a task, so it never runs: policy history stops counting it.
+          await settleRecord({ taskId: intent.taskId }, "void", now, tx);
           await appendAudit(tx, { type: "intent.closed", actor: "system", taskId: intent.taskId, data: { reason: "never reached the backend" }, at: now });
         });
         report.closed++;
