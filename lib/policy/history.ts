@@ -23,6 +23,11 @@ export type HistoryCall = {
   resourceType: string;
   resourceId: string;
   money: { minor: number; currency: string } | null;
+  /**
+   * What policy evaluated for this call (arguments and the resource's properties), kept sealed so that a draft
+   * policy can be previewed against the calls of the last 30 days. Optional: not every record has one.
+   */
+  snapshot?: { args: unknown; resource: { type: string; id: string; properties: Record<string, string | number | boolean | null> } };
 };
 /** total: sum of amountMinor of counted calls in the call's currency (0 when the call has no money); count: number of counted calls. */
 export type HistoryValues = Record<string, { total: number; count: number }>;

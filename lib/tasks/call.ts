@@ -92,6 +92,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
       resourceType: resource.type,
       resourceId: resource.id,
       money: callMoney(tool.policyResource.shape, resource.properties),
+      snapshot: { args, resource },
     },
     now,
     (history) => {
