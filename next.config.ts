@@ -3,7 +3,7 @@ import { HSTS, NON_PAGE_CSP, STATIC_SECURITY_HEADERS } from "./lib/web/security-
 
 const config: NextConfig = {
   // The embedded database and the WASM schema engine are started by the launcher, never bundled into pages.
-  serverExternalPackages: ["@electric-sql/pglite", "@electric-sql/pglite-socket", "@prisma/schema-engine-wasm", "pg"],
+  serverExternalPackages: ["@cedar-policy/cedar-wasm", "@electric-sql/pglite", "@electric-sql/pglite-socket", "@prisma/schema-engine-wasm", "pg"],
   poweredByHeader: false,
   typedRoutes: false,
   async headers() {

@@ -7,7 +7,7 @@
 import { expect, test } from "@playwright/test";
 import {
   DISPOSITION_KEY,
-  SUPPORT_BOT,
+  OPS_BOT,
   TARA,
   THEO,
   createAgentViaAdmin,
@@ -29,15 +29,15 @@ test("a wire transfer above USD 25,000 needs two treasury approvals; the second 
   const account = `acct-4eyes-${unique()}`;
   const amount = 31_234.56;
   const memo = '<img src=x onerror=alert(1)> see https://evil.example/pay';
-  const taskId = await gatedCall(request, SUPPORT_BOT, "wire_transfer", { to: account, amount, memo });
+  const taskId = await gatedCall(request, OPS_BOT, "wire_transfer", { to: account, amount, memo });
 
   // Tara, the first treasury reviewer, in her own browser context.
   const tara = await personIn(browser, testInfo, TARA.email);
   await tara.page.goto(`/inbox?q=${account}`);
   const item = tara.page.getByTestId("inbox-item").filter({ hasText: account });
   await expect(item).toContainText("wire_transfer");
-  await expect(item).toContainText("Rita Requester");
-  await expect(item).toContainText("support-bot");
+  await expect(item).toContainText("Otto Ops");
+  await expect(item).toContainText("ops-bot");
   await expect(item).toContainText("0 / 2");
   await expect(item).toContainText(/left/);
   await screenshot(tara.page, testInfo, "inbox");
@@ -69,7 +69,7 @@ test("a wire transfer above USD 25,000 needs two treasury approvals; the second 
   await tara.page.getByRole("button", { name: "Approve" }).click();
   await expect(tara.page.getByTestId("decision-result")).toHaveText(/Your approval is recorded — waiting for another approver/);
   await expect(tara.page.getByRole("heading", { name: "Approvals 1 of 2" })).toBeVisible();
-  expect((await getTask(request, SUPPORT_BOT, taskId)).status).toBe("working");
+  expect((await getTask(request, OPS_BOT, taskId)).status).toBe("working");
 
   // Theo, the second reviewer, in another context: he sees Tara's approval, approves, and the transfer runs.
   const theo = await personIn(browser, testInfo, THEO.email);
@@ -96,7 +96,7 @@ test("a wire transfer above USD 25,000 needs two treasury approvals; the second 
   await expect(tara.page.getByTestId("request-outcome")).toContainText("Approved — the transfer was sent", { timeout: 30_000 });
 
   // The agent sees the result.
-  const done = await taskReaching(request, SUPPORT_BOT, taskId);
+  const done = await taskReaching(request, OPS_BOT, taskId);
   expect(done.status).toBe("completed");
   expect(done.result.isError).toBe(false);
   expect(done.result._meta[DISPOSITION_KEY]).toBe("approved-executed");
@@ -115,7 +115,7 @@ test("a wire transfer above USD 25,000 needs two treasury approvals; the second 
 
 test("the same reviewer racing two tabs is counted once", async ({ browser, request }, testInfo) => {
   const account = `acct-race-${unique()}`;
-  const taskId = await gatedCall(request, SUPPORT_BOT, "wire_transfer", { to: account, amount: 42_000 });
+  const taskId = await gatedCall(request, OPS_BOT, "wire_transfer", { to: account, amount: 42_000 });
   const { context, page: first } = await personIn(browser, testInfo, TARA.email);
   const requestId = await openFromInbox(first, account, taskId);
   const second = await context.newPage();
@@ -140,7 +140,7 @@ test("the same reviewer racing two tabs is counted once", async ({ browser, requ
   await expect(first.getByRole("heading", { name: "Approvals 1 of 2" })).toBeVisible();
   await expect(first.getByTestId("reviews").getByText("Tara Treasury")).toHaveCount(1);
   await expect(first.getByTestId("cannot-act")).toHaveText("You have already reviewed this request; another approver must decide.");
-  expect((await getTask(request, SUPPORT_BOT, taskId)).status).toBe("working");
+  expect((await getTask(request, OPS_BOT, taskId)).status).toBe("working");
   await context.close();
 });
 
@@ -151,7 +151,7 @@ test("a reviewer cannot approve their own request, even by tampering with the fo
   const ownAccount = `acct-self-${run}`;
   const ownTask = await gatedCall(request, taraToken, "wire_transfer", { to: ownAccount, amount: 55_000 });
   const otherAccount = `acct-other-${run}`;
-  const otherTask = await gatedCall(request, SUPPORT_BOT, "wire_transfer", { to: otherAccount, amount: 56_000 });
+  const otherTask = await gatedCall(request, OPS_BOT, "wire_transfer", { to: otherAccount, amount: 56_000 });
 
   const tara = await personIn(browser, testInfo, TARA.email);
   // Her own request is not in her inbox ...

@@ -21,7 +21,7 @@ out="$(cd "$out" && pwd)"
 port="${CONFORMANCE_PORT:-3227}"
 proxy_port=$((port + 1))
 cache="${COUNTERSIGN_CONFORMANCE_CACHE:-.cache/conformance}"
-token="cs_demo-support-bot-token-not-for-production-0001" # the seeded demo agent (published in README.md)
+token="cs_demo-ops-bot-token-not-for-production-000002" # the seeded demo ops agent (published in README.md); the support bot may only issue refunds
 log() { echo "[conformance] $*"; }
 
 # --- 1. the pinned suite and Node 22 -------------------------------------------------------------------------

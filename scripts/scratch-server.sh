@@ -7,7 +7,7 @@ start_scratch_server() {
   shift 2
   scratch_data=$(mktemp -d)
   env -u DATABASE_URL COUNTERSIGN_DATA_DIR="$scratch_data" COUNTERSIGN_SANDBOX_DIR="$scratch_data/sandbox" PORT="$port" \
-    COUNTERSIGN_SWEEP_MS=500 "$@" node node_modules/tsx/dist/cli.mjs scripts/start.ts >"$log" 2>&1 &
+    COUNTERSIGN_SWEEP_MS=500 COUNTERSIGN_DEMO_STEADY_CLOCK=1 "$@" node node_modules/tsx/dist/cli.mjs scripts/start.ts >"$log" 2>&1 &
   scratch_pid=$!
 }
 

@@ -81,7 +81,8 @@ try {
   log(`sensitive records sealed under data key ${keys.current.kid} (${keys.source === "env" ? "COUNTERSIGN_DATA_KEYS" : `generated key file ${keyFilePath()}`})`);
   const client = createDb(url, 2);
   if (process.env.SEED !== "0") {
-    await seedDemo(client);
+    // The test scripts' scratch servers leave out the demo policy's business-hours rule (see SeedOptions).
+    await seedDemo(client, { steadyClock: process.env.COUNTERSIGN_DEMO_STEADY_CLOCK === "1" });
     log("demo data loaded");
   }
   process.env.DATABASE_URL = url;
