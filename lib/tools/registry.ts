@@ -35,5 +35,13 @@ export function listTools(): { name: string; title: string; description: string;
 
 /** What policy knows of every tool: its input schema and the shape of the resource its mapping reads. */
 export function policyTools(): PolicyTool[] {
-  return tools().map((t) => ({ name: t.name, inputSchema: inputSchemaOf(t), resourceEntity: t.policyResource.entity, resourceShape: t.policyResource.shape }));
+  // The catalog is fixed for the life of the process (per mode): computed once, not on every call.
+  const mode = conformanceMode() ? "conformance" : "demo";
+  const hit = catalogs.get(mode);
+  if (hit) return hit;
+  const catalog = tools().map((t) => ({ name: t.name, inputSchema: inputSchemaOf(t), resourceEntity: t.policyResource.entity, resourceShape: t.policyResource.shape }));
+  catalogs.set(mode, catalog);
+  return catalog;
 }
+
+const catalogs = new Map<string, PolicyTool[]>();
