@@ -211,7 +211,7 @@ describe(`bad input saves nothing (${inject("databaseKind")})`, () => {
     ["a condition on an argument that does not exist", `@id("a")\npermit (principal, action, resource);\n\n@id("b")\nforbid (principal, action == Action::"wire_transfer", resource)\nwhen { context.args.beneficiary == "x" };`, { line: 6, column: 8 }],
     ["a condition of the wrong type", `@id("a")\npermit (principal, action, resource);\n\n@id("b")\nforbid (principal, action == Action::"wire_transfer", resource)\nwhen { context.args.to > 5 };`, { line: 6, column: 8 }],
     ["a policy without @id", `@id("a")\npermit (principal, action, resource);\n\npermit (principal, action, resource);`, { line: 4, column: 1 }],
-    ["a bad annotation value", `@id("b")\n@approvers("treasury")\n@reason("Some words for reviewers.")\n@quorum("lots")\nforbid (principal, action, resource);`, { line: 1, column: 1 }],
+    ["a bad annotation value", `@id("b")\n@approvers("treasury")\n@reason("Some words for reviewers.")\n@quorum("lots")\nforbid (principal, action, resource);`, { line: 4, column: 1 }],
   ])("%s: saveDocument returns the problem with its line and column; the version is unchanged", async (_label, policies, where) => {
     const before = await versions();
     const head = await db().policyDocument.findFirstOrThrow({ orderBy: { version: "desc" } });

@@ -175,7 +175,10 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
       }
       const req = requirementsFromAnnotations(json);
       if ("problem" in req) {
-        problems.push({ message: req.problem, policyId: id, ...at });
+        // At the annotation the problem names, when it names one.
+        const named = /^@([a-z]+)/.exec(req.problem)?.[1];
+        const within = named ? part.text.search(new RegExp(`@${named}\\s*\\(`)) : -1;
+        problems.push({ message: req.problem, policyId: id, ...(within >= 0 ? lineColumn(body.policies, part.offset + within) : at) });
         if (!opts.strict && json.effect === "forbid") {
           texts[id] = failClosed(json);
           meta.set(id, { ref: { ...docRef, ruleKey: id }, effect: "forbid", requirements: null, reason: `The policy ${id} could not be evaluated, so the call is denied.`, stale: staleDetail(`${id}: ${req.problem}`) });
