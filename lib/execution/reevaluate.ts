@@ -3,7 +3,9 @@
  * immutable call binding and everything else current (principal, resource state, tool contract, policy).
  */
 import type { Task } from "../db/generated/client";
+import { appendAudit } from "../audit/append";
 import { currentSubject } from "../auth/agents";
+import { db } from "../db/client";
 import { digest } from "../canonical";
 import { evaluate, type ApprovalInput, type Decision } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
@@ -54,5 +56,17 @@ export async function reevaluate(task: Task, approval: ApprovalInput, now: Date)
   const decision = evaluate({ subject, action: { name: task.tool }, resource, context: { args: parsed.data, history, approval } }, policy, now);
   if (decision.decision === "allow") return { next: "allow", decision };
   if (decision.decision === "requestable") return { next: "request", decision };
+  if (decision.evaluationError) {
+    // The policy could not be evaluated for the approved call: audited like one at call time; the call is denied.
+    await db().$transaction((tx) =>
+      appendAudit(tx, {
+        type: "policy.evaluation-error",
+        actor: "system",
+        taskId: task.id,
+        data: { tool: task.tool, argumentsDigest: task.argumentsDigest, rule: decision.rule, error: decision.evaluationError, at: "execution" },
+        at: now,
+      }),
+    );
+  }
   return { next: "deny", cause: "policy" };
 }

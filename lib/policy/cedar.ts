@@ -37,16 +37,44 @@ export function splitPolicies(text: string): { ok: true; policies: { text: strin
   const parts = cedar.policySetTextToParts(text);
   if (parts.type === "failure") return { ok: false, problems: problemsOf(parts.errors, text) };
   if (parts.policy_templates.length > 0) return { ok: false, problems: [{ message: "policy templates are not supported; write static policies" }] };
-  // policySetTextToParts returns each policy's own text; find each one's place for error locations.
-  let from = 0;
-  const policies = parts.policies.map((p) => {
-    const head = p.trimStart().slice(0, 40);
-    const at = text.indexOf(head, from);
-    const offset = at >= 0 ? at : from;
-    from = offset + 1;
-    return { text: p, offset };
-  });
-  return { ok: true, policies };
+  // Each policy's own text is cut from the whole text (so a validation error's offset is an offset in what the
+  // admin wrote), at the top-level semicolons Cedar's parser also ended them at.
+  const spans = policySpans(text);
+  if (spans.length !== parts.policies.length) {
+    return { ok: false, problems: [{ message: "the policy text could not be split into its policies" }] };
+  }
+  return { ok: true, policies: spans.map(({ start, end }) => ({ text: text.slice(start, end), offset: start })) };
+}
+
+/**
+ * Where each policy of a text that parses starts and ends: from its first character that is not blank or a comment
+ * to the semicolon that ends it outside strings, comments and brackets.
+ */
+export function policySpans(text: string): { start: number; end: number }[] {
+  const spans: { start: number; end: number }[] = [];
+  let depth = 0;
+  let start = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "/" && text[i + 1] === "/") {
+      const nl = text.indexOf("\n", i);
+      i = nl < 0 ? text.length : nl;
+      continue;
+    }
+    if (/\s/.test(c)) continue;
+    if (start < 0) start = i;
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === "\\") i++;
+      continue;
+    }
+    if (c === "(" || c === "[" || c === "{") depth++;
+    else if (c === ")" || c === "]" || c === "}") depth--;
+    else if (c === ";" && depth === 0) {
+      spans.push({ start, end: i + 1 });
+      start = -1;
+    }
+  }
+  return spans;
 }
 
 export function policyJson(text: string): CedarPolicyJson {

@@ -90,6 +90,11 @@ function failClosed(json: CedarPolicyJson): CedarPolicyJson {
   return { effect: "forbid", principal: { op: "All" }, action: json.action, resource: { op: "All" }, conditions: [], annotations: {} } as CedarPolicyJson;
 }
 
+/** A stored policy's problem as the evaluation error of the calls its replacement denies (bounded). */
+function staleDetail(problem: string): string {
+  return `the stored policy no longer compiles: ${problem}`.slice(0, 300);
+}
+
 const DENY_ALL = { effect: "forbid", principal: { op: "All" }, action: { op: "All" }, resource: { op: "All" }, conditions: [] } as unknown as CedarPolicyJson;
 
 export function compilePolicy(input: CompileInput, opts: { strict: boolean }): CompileResult {
@@ -136,6 +141,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
           }
         : null,
       reason: problem ? `The policy rule ${rule.ruleKey} could not be evaluated, so the call is denied.` : rule.reason,
+      ...(problem ? { stale: staleDetail(problem) } : {}),
     });
   }
 
@@ -144,7 +150,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
     problems.push(...split.problems);
     if (!opts.strict) {
       texts["document:unreadable"] = DENY_ALL;
-      meta.set("document:unreadable", { ref: { ...docRef, ruleKey: "document:unreadable" }, effect: "forbid", requirements: null, reason: "The policy could not be evaluated, so the call is denied." });
+      meta.set("document:unreadable", { ref: { ...docRef, ruleKey: "document:unreadable" }, effect: "forbid", requirements: null, reason: "The policy could not be evaluated, so the call is denied.", stale: staleDetail(`the policy text does not parse: ${split.problems[0]?.message ?? "unknown"}`) });
     }
   } else {
     for (const part of split.policies) {
@@ -159,7 +165,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
         if (!opts.strict && json.effect === "forbid") {
           const fallback = `document:unnamed:${part.offset}`;
           texts[fallback] = failClosed(json);
-          meta.set(fallback, { ref: { ...docRef, ruleKey: fallback }, effect: "forbid", requirements: null, reason: "The policy could not be evaluated, so the call is denied." });
+          meta.set(fallback, { ref: { ...docRef, ruleKey: fallback }, effect: "forbid", requirements: null, reason: "The policy could not be evaluated, so the call is denied.", stale: staleDetail("a forbid without a valid @id") });
         }
         continue;
       }
@@ -169,10 +175,13 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
       }
       const req = requirementsFromAnnotations(json);
       if ("problem" in req) {
-        problems.push({ message: req.problem, policyId: id, ...at });
+        // At the annotation the problem names, when it names one.
+        const named = /^@([a-z]+)/.exec(req.problem)?.[1];
+        const within = named ? part.text.search(new RegExp(`@${named}\\s*\\(`)) : -1;
+        problems.push({ message: req.problem, policyId: id, ...(within >= 0 ? lineColumn(body.policies, part.offset + within) : at) });
         if (!opts.strict && json.effect === "forbid") {
           texts[id] = failClosed(json);
-          meta.set(id, { ref: { ...docRef, ruleKey: id }, effect: "forbid", requirements: null, reason: `The policy ${id} could not be evaluated, so the call is denied.` });
+          meta.set(id, { ref: { ...docRef, ruleKey: id }, effect: "forbid", requirements: null, reason: `The policy ${id} could not be evaluated, so the call is denied.`, stale: staleDetail(`${id}: ${req.problem}`) });
         }
         continue;
       }
@@ -192,7 +201,15 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
     const offset = id ? offsets.get(id) : undefined;
     const where = offset !== undefined && v.start !== undefined ? lineColumn(body.policies, offset + v.start) : offset !== undefined ? lineColumn(body.policies, offset) : {};
     problems.push({ message: v.message, ...(id ? { policyId: id } : {}), ...where });
-    if (!id || !meta.has(id)) continue;
+    if (!id) {
+      // The set could not be validated at all: nothing in it can be trusted to allow.
+      if (!opts.strict && !meta.has("document:unvalidated")) {
+        texts["document:unvalidated"] = DENY_ALL;
+        meta.set("document:unvalidated", { ref: { ...docRef, ruleKey: "document:unvalidated" }, effect: "forbid", requirements: null, reason: "The policy could not be evaluated, so the call is denied.", stale: staleDetail(v.message) });
+      }
+      continue;
+    }
+    if (!meta.has(id)) continue;
     const m = meta.get(id)!;
     if (m.effect === "permit") {
       delete texts[id];
@@ -200,7 +217,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
     } else {
       const json = typeof texts[id] === "string" ? policyJson(texts[id] as string) : (texts[id] as CedarPolicyJson);
       texts[id] = failClosed(json);
-      meta.set(id, { ...m, requirements: null, reason: `The policy ${m.ref.ruleKey} could not be evaluated, so the call is denied.` });
+      meta.set(id, { ...m, requirements: null, reason: `The policy ${m.ref.ruleKey} could not be evaluated, so the call is denied.`, stale: staleDetail(v.message) });
     }
   }
 

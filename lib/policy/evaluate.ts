@@ -89,6 +89,11 @@ export type PolicyMeta = {
   /** Set for a requestable denial. */
   requirements: Requirements | null;
   reason: string;
+  /**
+   * Set when this is the denial that replaced a stored policy that no longer compiles (lenient compilation): the
+   * problem, in words fit for the audit trail. A call it decides is denied as an evaluation error.
+   */
+  stale?: string;
 };
 
 export type Posture = { effect: "allow" } | { effect: "deny" } | { effect: "requestable"; requirements: Requirements; reason: string };
@@ -196,7 +201,10 @@ export function evaluate(req: EvaluationRequest, policy: CompiledPolicy, now: Da
   if (answer.decision === "deny") {
     // Only plain forbids remain forbids in the evaluated set.
     const forbid = satisfied.find((p) => p.meta.effect === "forbid" && !p.meta.requirements);
-    if (forbid) return { decision: "deny", rule: forbid.meta.ref, reason: forbid.meta.reason };
+    if (forbid) {
+      if (forbid.meta.stale) return { ...evaluationDenied(policy, forbid.meta.stale), rule: forbid.meta.ref };
+      return { decision: "deny", rule: forbid.meta.ref, reason: forbid.meta.reason };
+    }
   }
   const permits = satisfied.filter((p) => p.meta.effect === "permit");
   const requestables = satisfied.filter((p) => p.meta.effect === "forbid" && p.meta.requirements);

@@ -77,10 +77,16 @@ export class ContextValueError extends Error {}
 /** A decimal literal Cedar accepts (digits on both sides of the point, at most four after it), or an error. */
 function decimalOf(n: number): CedarValue {
   if (!Number.isFinite(n)) throw new ContextValueError("a number that is not finite");
+  // Cedar's decimal is a signed 64-bit count of ten-thousandths.
+  if (Math.abs(n) > 922_337_203_685_477) throw new ContextValueError("a number too large for policy to compare exactly");
   let text = String(n);
-  if (/e/i.test(text)) text = n.toFixed(4).replace(/0+$/, "").replace(/\.$/, ".0");
+  if (/e/i.test(text)) {
+    // Exponent form: a whole number, or a fraction far smaller than 0.0001 (never rounded to a nearby value).
+    if (!Number.isInteger(n)) throw new ContextValueError("a number with more than four digits after the point, which policy cannot compare exactly");
+    text = BigInt(n).toString();
+  }
   if (!text.includes(".")) text += ".0";
-  if (text.split(".")[1].length > 4) throw new ContextValueError(`the number ${text} has more than four digits after the point, which policy cannot compare exactly`);
+  if (text.split(".")[1].length > 4) throw new ContextValueError("a number with more than four digits after the point, which policy cannot compare exactly");
   return { __extn: { fn: "decimal", arg: text } };
 }
 
