@@ -233,7 +233,7 @@ async function chainRequest(t: Task, decision: Extract<Decision, { decision: "re
   const consumed = await db().$transaction(async (tx) => {
     const n = await tx.$executeRaw`
       UPDATE "Task" SET generation = ${generation}, phase = 'submitting', handle = NULL, "approvalExpiresAt" = NULL,
-        "requestDeadline" = ${deadline}, "policyRuleId" = ${decision.rule.id}, "policyVersion" = ${decision.rule.version},
+        "requestDeadline" = ${deadline}, "policyRuleId" = ${decision.rule.id}, "policyRuleKey" = ${decision.rule.ruleKey}, "policyVersion" = ${decision.rule.version},
         "retainUntil" = GREATEST(COALESCE("retainUntil", ${retain}), ${retain}), "lastUpdatedAt" = ${now}
       WHERE id = ${t.id} AND generation = ${t.generation} AND status = 'working' AND phase IN ('awaiting_approval', 'retry_wait')`;
     if (n !== 1) return false;
