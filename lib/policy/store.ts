@@ -49,13 +49,30 @@ export function compileStored(rules: Rule[], document: StoredDocument, tools: Po
   return r.ok ? r.policy : denyAll(document);
 }
 
+const toolKeys = new WeakMap<PolicyTool[], string>();
+
+function catalogKey(tools: PolicyTool[]): string {
+  let key = toolKeys.get(tools);
+  if (!key) {
+    key = digest(tools.map((t) => [t.name, t.inputSchema, t.resourceEntity, t.resourceShape]));
+    toolKeys.set(tools, key);
+  }
+  return key;
+}
+
+/**
+ * The current policy, compiled. One statement tells which versions are current (the document's id and a
+ * fingerprint of the active form rules' rows); only when they changed are the rows read and compiled again.
+ */
 export async function currentPolicy(): Promise<CompiledPolicy> {
-  const [rules, head] = await Promise.all([currentRules(), db().policyDocument.findFirst({ orderBy: { version: "desc" }, select: { id: true, version: true } })]);
+  const [head] = await db().$queryRaw<{ doc: string | null; rules: string | null }[]>`
+    SELECT (SELECT id FROM "PolicyDocument" ORDER BY version DESC LIMIT 1) AS doc,
+           (SELECT md5(string_agg(r::text, '|' ORDER BY r.id)) FROM "PolicyRule" r WHERE r.active) AS rules`;
   const tools = policyTools();
-  const key = digest([head?.id ?? "legacy", rules.map((r) => [r.id, r]), tools.map((t) => [t.name, t.inputSchema, t.resourceShape])]);
+  const key = `${head?.doc ?? "legacy"}:${head?.rules ?? "none"}:${catalogKey(tools)}`;
   const hit = cache.get(key);
   if (hit) return hit;
-  const document = head ? await currentDocument() : { id: "legacy", version: 0, body: LEGACY_DOCUMENT };
+  const [rules, document] = await Promise.all([currentRules(), head?.doc ? currentDocument() : Promise.resolve({ id: "legacy", version: 0, body: LEGACY_DOCUMENT })]);
   return remember(key, compileStored(rules, document, tools));
 }
 
