@@ -64,6 +64,13 @@ function moneyMinor(m: RegExpExecArray): string {
 
 const isCents = (field: string) => field.endsWith("_cents");
 
+/** A duration as people say it: hours up to two days (`24h`, `36h`), then days; minutes or seconds when not whole. */
+function durationText(sec: number): string {
+  if (sec >= 2 * 86400 && sec % 86400 === 0) return `${sec / 86400}d`;
+  if (sec >= 3600 && sec % 3600 === 0) return `${sec / 3600}h`;
+  return formatDuration(sec);
+}
+
 function fileValue(rule: RuleInput, tools: PolicyTool[]): string | number {
   if (rule.currency && isCents(rule.field) && /^-?\d{1,15}$/.test(rule.value)) return moneyText(rule.value, rule.currency);
   const attr = tools.find((t) => t.name === rule.tool)?.resourceShape[rule.field];
@@ -107,8 +114,8 @@ function ruleOut(rule: RuleInput, tools: PolicyTool[]): Record<string, unknown> 
   if (rule.effect === "requestable") {
     out.approvers = rule.approverGroup;
     out.quorum = rule.approvalsRequired;
-    out.deadline = formatDuration(rule.requestDeadlineSec);
-    out.validity = formatDuration(rule.approvalValiditySec);
+    out.deadline = durationText(rule.requestDeadlineSec);
+    out.validity = durationText(rule.approvalValiditySec);
     out.justification = rule.requireJustification;
   }
   out.reason = rule.reason;
