@@ -1,0 +1,199 @@
+/**
+ * The policy file: one YAML file with the form rules and the policy document. Written stably (the same policy gives
+ * the same bytes), money as money, every problem at its line and column in the file (Cedar problems inside
+ * `policies` too), and a diff that says what an import would change. Test cases run with a fixed clock.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { DEMO_RULES } from "../db/seed";
+import { policyTools } from "../tools/registry";
+import { DEMO_DOCUMENT } from "./demo-policy";
+import { PolicyDocument, type PolicyTest } from "./document";
+import { checkPolicyFile, compilePolicyFile, describeDiff, diffPolicy, formatPolicyFile, parsePolicyFile, storedRule, type PolicyFile } from "./file";
+import { DEFAULT_TEST_TIME, failuresOf, runPolicyTests } from "./test-cases";
+
+const EXAMPLE = path.resolve(import.meta.dirname, "../../policy/countersign.policy.yaml");
+const demoRules = () => DEMO_RULES.map((r) => storedRule({ requireJustification: false, currency: null, ...r, id: r.ruleKey, version: 1 }));
+const demo = () => ({ rules: demoRules(), document: PolicyDocument.parse(DEMO_DOCUMENT) });
+const tools = policyTools();
+
+function parsed(text: string): PolicyFile {
+  const r = parsePolicyFile(text);
+  if (!r.ok) throw new Error(JSON.stringify(r.problems));
+  return r.file;
+}
+
+const lineOf = (text: string, needle: string) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;
+
+describe("the policy file format", () => {
+  it("the example file is the seeded demo policy as exported, and writing what was read gives the same bytes", () => {
+    const text = formatPolicyFile(demo());
+    expect(readFileSync(EXAMPLE, "utf8")).toBe(text);
+    expect(text.split("\n").find((l) => l.trim() && !l.startsWith("#"))).toBe("format: countersign.policy/v1");
+    expect(text).toContain("policies: |\n  @id(\"demo-tools\")");
+    expect(text).toContain("    deadline: 24h\n");
+    const file = parsed(text);
+    expect(formatPolicyFile(file)).toBe(text);
+    expect(diffPolicy(demo(), file).unchanged).toBe(true);
+  });
+
+  it("the same policy gives the same file whatever the order of its rules and of the keys in its records", () => {
+    const a = demo();
+    const b = demo();
+    b.rules.reverse();
+    b.document.tests = b.document.tests.map((t) => ({ ...t, call: { ...t.call, arguments: Object.fromEntries(Object.entries(t.call.arguments).reverse()) } }));
+    expect(formatPolicyFile(b, tools)).toBe(formatPolicyFile(a, tools));
+  });
+
+  it("money thresholds with a currency are written as money and read back as minor units in that currency", () => {
+    const content = demo();
+    content.rules[0] = { ...content.rules.find((r) => r.ruleKey === "refund-over-limit")!, currency: "EUR", value: "15005" };
+    const text = formatPolicyFile(content, tools);
+    expect(text).toContain("    value: EUR 150.05\n");
+    const rule = parsed(text).rules.find((r) => r.ruleKey === "refund-over-limit")!;
+    expect([rule.value, rule.currency]).toEqual(["15005", "EUR"]);
+    const edited = parsed(text.replace("value: EUR 150.05", "value: EUR 200"));
+    expect(edited.rules.find((r) => r.ruleKey === "refund-over-limit")).toMatchObject({ value: "20000", currency: "EUR" });
+  });
+});
+
+describe("reading a policy file: every problem at its line and column", () => {
+  const text = formatPolicyFile(demo());
+
+  it("a YAML syntax error names its line and column", () => {
+    const broken = text.replace("    quorum: 2\n", "    quorum: [2\n");
+    const r = parsePolicyFile(broken);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems[0].line).toBeGreaterThanOrEqual(lineOf(broken, "quorum: [2"));
+    expect(r.problems[0].column).toBeGreaterThan(0);
+  });
+
+  it("a schema error points at the key or value in the file, with the file's names for the rule's fields", () => {
+    const broken = text.replace("    approvers: sre\n", "    approvers: sre\n    aprovers: sre\n").replace("    quorum: 1\n", "    quorum: one\n");
+    const r = parsePolicyFile(broken);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const unknown = r.problems.find((p) => p.message.includes("aprovers"))!;
+    expect(unknown).toMatchObject({ line: lineOf(broken, "aprovers: sre"), column: 5 });
+    const quorum = r.problems.find((p) => p.message.includes("quorum"))!;
+    expect(quorum).toMatchObject({ line: lineOf(broken, "quorum: one"), column: 13 });
+  });
+
+  it("a file without the format line, or of another format, is refused", () => {
+    const r = parsePolicyFile(text.replace("format: countersign.policy/v1", "format: countersign.policy/v0"));
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems[0]).toMatchObject({ line: lineOf(text, "format:"), message: expect.stringContaining("countersign.policy/v1") });
+  });
+
+  it("a Cedar validation error inside policies is reported at its line in the file, not in the block", () => {
+    const broken = text.replace('principal.name == "support-bot"', 'principal.name == "support-bot" && context.args.no_such_argument == 1');
+    const file = parsed(broken);
+    const r = compilePolicyFile(file, tools);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const line = lineOf(broken, "no_such_argument");
+    expect(r.problems.some((p) => p.line === line && (p.column ?? 0) > 2)).toBe(true);
+  });
+
+  it("a Cedar syntax error inside policies is reported at its line and column in the file", () => {
+    const broken = text.replace("context.history.refunds_per_order.total + resource.amount.minor > 15000", "context.history.refunds_per_order.total + > 15000");
+    const r = compilePolicyFile(parsed(broken), tools);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const line = lineOf(broken, "refunds_per_order.total + > 15000");
+    const col = broken.split("\n")[line - 1].indexOf("> 15000") + 1;
+    expect(r.problems[0]).toMatchObject({ line, column: col });
+  });
+
+  it("a form rule the tool cannot evaluate is reported at the rule", () => {
+    const broken = text.replace("    field: path\n", "    field: size\n");
+    const r = compilePolicyFile(parsed(broken), tools);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems[0]).toMatchObject({ line: lineOf(text, "key: delete-prod"), message: expect.stringContaining("delete-prod") });
+  });
+
+  it("a deny rule with approval settings, or two rules with one key, are refused", () => {
+    const withApprovers = text.replace("    effect: deny\n", "    effect: deny\n    approvers: treasury\n");
+    const r1 = parsePolicyFile(withApprovers);
+    expect(r1.ok).toBe(false);
+    if (!r1.ok) expect(r1.problems[0].message).toMatch(/deny rule cannot be approved/);
+    const twice = text.replace("  - key: wire-over-25k", "  - key: wire-over-1m");
+    const r2 = parsePolicyFile(twice);
+    expect(r2.ok).toBe(false);
+    const second = twice.split("\n").findLastIndex((l) => l.includes("key: wire-over-1m")) + 1;
+    if (!r2.ok) expect(r2.problems[0]).toMatchObject({ message: expect.stringContaining("two rules have the key wire-over-1m"), line: second, column: 10 });
+  });
+});
+
+describe("the diff an import shows", () => {
+  it("names rules added, changed (with their fields) and removed, policies by @id, and the document's parts", () => {
+    const current = demo();
+    const incoming = demo();
+    incoming.rules = incoming.rules.filter((r) => r.ruleKey !== "delete-prod").map((r) => (r.ruleKey === "refund-over-limit" ? { ...r, value: "20000", reason: "Refunds above EUR 200.00 need a lead." } : r));
+    incoming.rules.push({ ...incoming.rules[0], ruleKey: "refund-huge", value: "90000" });
+    incoming.document = {
+      ...incoming.document,
+      policies: `${incoming.document.policies}\n@id("no-deletes-at-all")\nforbid (principal, action == Action::"delete_path", resource);\n`.replace('"The support bot may only issue refunds."', '"Only refunds for the support bot."'),
+      timeZones: ["Europe/Berlin", "America/New_York"],
+      tests: incoming.document.tests.slice(1),
+    };
+    const diff = diffPolicy(current, incoming);
+    expect(diff.rules).toEqual({ added: ["refund-huge"], changed: [{ key: "refund-over-limit", fields: ["value", "reason"] }], removed: ["delete-prod"] });
+    expect(diff.policies).toEqual({ added: ["no-deletes-at-all"], changed: ["support-bot-refunds-only"], removed: [] });
+    expect([diff.defaults, diff.history, diff.timeZones, diff.document, diff.unchanged]).toEqual([false, false, true, true, false]);
+    expect(diff.tests.removed).toEqual(["a refund within the limit runs at once"]);
+    expect(describeDiff(diff).split("\n")).toEqual([
+      "+ rule refund-huge",
+      "~ rule refund-over-limit (value, reason)",
+      "- rule delete-prod (retired)",
+      "+ policy no-deletes-at-all",
+      "~ policy support-bot-refunds-only",
+      "~ time zones",
+      '- test "a refund within the limit runs at once"',
+    ]);
+    expect(describeDiff(diffPolicy(current, demo()))).toBe("No changes.");
+  });
+});
+
+describe("test cases", () => {
+  const file = parsed(formatPolicyFile(demo()));
+  const compiled = compilePolicyFile(file, tools);
+  if (!compiled.ok) throw new Error("the demo policy does not compile");
+  const base = file.document.tests[0];
+  const run = (t: Partial<PolicyTest>) => runPolicyTests(compiled.policy, [{ ...base, ...t } as PolicyTest]).then((r) => r[0]);
+
+  it("the demo policy passes its own test cases", async () => {
+    const r = await checkPolicyFile(file, tools);
+    expect(r.ok).toBe(true);
+    expect(r.outcomes.map((o) => o.passed)).toEqual(file.document.tests.map(() => true));
+  });
+
+  it("a case fails with a one-line reason when the decision, or the policy that decides, is not the expected one", async () => {
+    expect(await run({ expect: "deny" })).toMatchObject({ passed: false, reason: "expected deny, got allow by demo-tools", actual: { decision: "allow", by: "demo-tools" } });
+    expect(await run({ by: "support-bot-refunds-only" })).toMatchObject({ passed: false, reason: "expected allow by support-bot-refunds-only, got allow by demo-tools" });
+    const big = await run({ resource: { ...base.resource!, properties: { ...base.resource!.properties, amount_cents: 16000 } }, expect: "requestable", by: "rule:refund-over-limit" });
+    expect(big).toMatchObject({ passed: true, reason: "requestable by rule:refund-over-limit" });
+  });
+
+  it("arguments are validated by the tool's schema; a case without a resource needs the mapping, which the command line does not read", async () => {
+    expect(await run({ call: { tool: "issue_refund", arguments: { order_id: "2289", amount: 20 } } })).toMatchObject({ passed: false, actual: null, reason: expect.stringContaining("do not fit issue_refund") });
+    expect(await run({ resource: undefined })).toMatchObject({ passed: false, reason: expect.stringContaining("gives no resource") });
+    expect(await run({ history: { refunds_per_odrer: { total: 0, count: 0 } } })).toMatchObject({ passed: false, reason: expect.stringContaining("no history window refunds_per_odrer") });
+  });
+
+  it("a case without `at` is evaluated at a fixed instant (12:00 in Berlin), never the wall clock", async () => {
+    expect(DEFAULT_TEST_TIME.toISOString()).toBe("2026-06-01T10:00:00.000Z");
+    const deploy = file.document.tests.find((t) => t.name.startsWith("a production deploy"))!;
+    const r = await runPolicyTests(compiled.policy, [{ ...deploy, at: undefined, by: "rule:deploy-production" }]);
+    expect(r[0]).toMatchObject({ passed: true, reason: "requestable by rule:deploy-production" });
+  });
+
+  it("a test name with control characters is printed on one line", async () => {
+    const r = await run({ name: "evil\u001b[2J\nname", expect: "deny" });
+    const [failure] = failuresOf([r]);
+    expect(failure.message).toContain("evil\\u001b[2J\\u000aname");
+    expect(failure.message).not.toMatch(/[\u0000-\u001f]/);
+  });
+});

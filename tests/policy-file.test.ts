@@ -1,0 +1,250 @@
+/**
+ * Policy as code against the database: the current policy exports to one file that passes its own test cases and
+ * imports back saving nothing new; an import saves, in one transaction, a version per changed or new rule key, a
+ * retirement per removed rule, a document version and one audit event; a file import that fails leaves the current
+ * version untouched, also when the failure is found late; concurrent imports and saves serialize. Saving a rule or
+ * the document runs the document's test cases and refuses a version that breaks one. `npm run policy:test` runs a
+ * file's cases from the command line, without a database.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { db } from "../lib/db/client";
+import { exportPolicyFile, importPolicyFile, parsePolicyFile, checkPolicyFile } from "../lib/policy/file";
+import { saveRuleVersion, RuleRejected, type RuleInput } from "../lib/policy/save-rule";
+import { currentDocument, currentRules, saveDocument } from "../lib/policy/store";
+import { policyTools } from "../lib/tools/registry";
+import { callTool } from "../lib/tasks/call";
+import { principal, resetDb, userId } from "./support/db";
+import { T0 } from "./support/proof";
+
+const failAudit = vi.hoisted(() => ({ on: false }));
+vi.mock("../lib/audit/append", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../lib/audit/append")>();
+  return {
+    ...real,
+    appendAudit: async (tx: Parameters<typeof real.appendAudit>[0], input: Parameters<typeof real.appendAudit>[1]) => {
+      if (failAudit.on && input.type === "policy.imported") throw new Error("the audit trail is unavailable");
+      return real.appendAudit(tx, input);
+    },
+  };
+});
+
+beforeEach(async () => {
+  failAudit.on = false;
+  await resetDb();
+});
+
+/** Everything an import could write, and which version of each rule key and of the document is current. */
+async function policyState() {
+  const [rules, documents, audit, active, head] = await Promise.all([
+    db().policyRule.count(),
+    db().policyDocument.count(),
+    db().auditEvent.count(),
+    db().policyRule.findMany({ where: { active: true }, orderBy: { ruleKey: "asc" }, select: { ruleKey: true, version: true } }),
+    db().policyDocument.findFirst({ orderBy: { version: "desc" }, select: { version: true } }),
+  ]);
+  return { rules, documents, audit, active: active.map((r) => `${r.ruleKey}@${r.version}`), document: head?.version ?? 0 };
+}
+
+async function admin() {
+  return userId("admin@countersign.test");
+}
+
+describe("export and import of the whole policy", () => {
+  it("the exported policy is stable, passes its own test cases, and importing it saves nothing new", async () => {
+    const text = await exportPolicyFile();
+    expect(await exportPolicyFile()).toBe(text);
+    const parsed = parsePolicyFile(text);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    const checked = await checkPolicyFile(parsed.file, policyTools());
+    expect(checked.ok).toBe(true);
+    expect(checked.outcomes.length).toBeGreaterThan(0);
+
+    const before = await policyState();
+    const r = await importPolicyFile(text, await admin(), T0);
+    expect(r).toMatchObject({ ok: true, unchanged: true, versions: { rules: [], document: null } });
+    expect(await policyState()).toEqual(before);
+    expect(await db().auditEvent.count({ where: { type: "policy.imported" } })).toBe(0);
+  });
+
+  it("an import saves a version per changed or new rule key, retires removed rules, saves the document, and audits once", async () => {
+    const actor = await admin();
+    const text = (await exportPolicyFile())
+      .replace("    value: 15000\n", "    value: EUR 200.00\n")
+      .replace(/  - key: delete-prod\n(    .*\n)+?(?=  - key:)/, "")
+      .replace("rules:\n", "rules:\n  - key: wire-any\n    tool: wire_transfer\n    description: Every transfer above USD 5,000,000 is refused\n    field: amount_cents\n    operator: gt\n    value: 500000000\n    effect: deny\n    reason: Transfers this large are not allowed.\n    active: true\n")
+      .replace("time_zones:\n  - Europe/Berlin\n", "time_zones:\n  - Europe/Berlin\n  - America/New_York\n");
+    const before = await policyState();
+    const r = await importPolicyFile(text, actor, T0);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.diff.rules).toEqual({ added: ["wire-any"], changed: [{ key: "refund-over-limit", fields: ["value", "currency"] }], removed: ["delete-prod"] });
+    expect(r.versions).toEqual({
+      rules: [
+        { ruleKey: "delete-prod", version: 2, previous: 1, active: false },
+        { ruleKey: "refund-over-limit", version: 2, previous: 1, active: true },
+        { ruleKey: "wire-any", version: 1, previous: null, active: true },
+      ],
+      document: { version: before.document + 1, previous: before.document },
+    });
+    const after = await policyState();
+    expect(after.rules).toBe(before.rules + 3);
+    expect(after.documents).toBe(before.documents + 1);
+    expect(after.active).toEqual(["deploy-production@1", "refund-over-limit@2", "wire-any@1", "wire-over-1m@1", "wire-over-25k@1"]);
+    expect((await currentRules("issue_refund"))[0]).toMatchObject({ value: "20000", currency: "EUR", createdBy: actor });
+    expect((await currentDocument()).body.timeZones).toEqual(["Europe/Berlin", "America/New_York"]);
+    const events = await db().auditEvent.findMany({ where: { type: "policy.imported" } });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ actor: `user:${actor}`, data: expect.objectContaining({ rules: r.versions.rules, document: r.versions.document }) });
+    // The retired rule no longer gates: deleting under prod/ is decided by the rest of the policy.
+    expect(await exportPolicyFile()).not.toContain("delete-prod");
+    // Importing the same file again saves nothing.
+    const again = await importPolicyFile(text, actor, T0);
+    expect(again).toMatchObject({ ok: true, unchanged: true });
+    expect(await policyState()).toEqual(after);
+  });
+
+  it("a file import that fails a test case leaves the current version untouched, and says which test at which line", async () => {
+    const text = (await exportPolicyFile()).replace("    value: 15000\n", "    value: 1000\n");
+    const before = await policyState();
+    const r = await importPolicyFile(text, await admin(), T0);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems[0].message).toContain('the test "a refund within the limit runs at once" fails: expected allow, got requestable by rule:refund-over-limit');
+    expect(r.problems[0].line).toBe(text.split("\n").findIndex((l) => l.includes("- name: a refund within the limit")) + 1);
+    expect(await policyState()).toEqual(before);
+  });
+
+  it("a file import with a Cedar error or a broken file leaves the current version untouched", async () => {
+    const good = await exportPolicyFile();
+    const before = await policyState();
+    const cedar = good.replace('principal.name == "support-bot"', "principal.nickname == 1");
+    const r1 = await importPolicyFile(cedar, await admin(), T0);
+    expect(r1.ok).toBe(false);
+    if (!r1.ok) expect(r1.problems[0].line).toBe(cedar.split("\n").findIndex((l) => l.includes("principal.nickname")) + 1);
+    const r2 = await importPolicyFile(good.replace("rules:\n", "rules: [\n"), await admin(), T0);
+    expect(r2.ok).toBe(false);
+    expect(await policyState()).toEqual(before);
+  });
+
+  it("a failure discovered late, after the rule versions were written inside the transaction, saves nothing", async () => {
+    const text = (await exportPolicyFile()).replace("    value: 15000\n", "    value: 20000\n").replace("  - Europe/Berlin\n", "  - Europe/Berlin\n  - Asia/Tokyo\n");
+    const before = await policyState();
+    failAudit.on = true;
+    await expect(importPolicyFile(text, await admin(), T0)).rejects.toThrow("the audit trail is unavailable");
+    expect(await policyState()).toEqual(before);
+    failAudit.on = false;
+    // The guard above is what failed: the same import goes through once the audit trail is back.
+    expect(await importPolicyFile(text, await admin(), T0)).toMatchObject({ ok: true, unchanged: false });
+  });
+
+  it("concurrent imports and rule saves serialize: each takes the next version, none is lost", async () => {
+    const actor = await admin();
+    const base = await exportPolicyFile();
+    const files = ["16000", "17000", "18000"].map((v) => base.replace("    value: 15000\n", `    value: ${v}\n`));
+    const rule = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
+    const { id: _i, version: _v, createdAt: _c, createdBy: _b, ...fields } = rule;
+    void _i, _v, _c, _b;
+    const results = await Promise.all([
+      ...files.map((f) => importPolicyFile(f, actor, T0)),
+      saveRuleVersion({ ...(fields as RuleInput), value: "19000" }, actor, T0),
+    ]);
+    expect(results.slice(0, 3).every((r) => "ok" in r && r.ok)).toBe(true);
+    const versions = await db().policyRule.findMany({ where: { ruleKey: "refund-over-limit" }, orderBy: { version: "asc" } });
+    expect(versions.map((v) => v.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(versions.filter((v) => v.active)).toHaveLength(1);
+    expect(versions.slice(1).map((v) => v.value).sort()).toEqual(["16000", "17000", "18000", "19000"]);
+  });
+});
+
+describe("saving a version runs the document's test cases", () => {
+  it("saving a form rule that breaks a test case is refused with a message naming the test, and saves nothing", async () => {
+    const rule = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
+    const { id: _i, version: _v, createdAt: _c, createdBy: _b, ...fields } = rule;
+    void _i, _v, _c, _b;
+    const before = await policyState();
+    const save = saveRuleVersion({ ...(fields as RuleInput), value: "1000" }, await admin(), T0);
+    await expect(save).rejects.toBeInstanceOf(RuleRejected);
+    await expect(saveRuleVersion({ ...(fields as RuleInput), value: "1000" }, await admin(), T0)).rejects.toThrow(
+      'With this rule in place, the test "a refund within the limit runs at once" fails: expected allow, got requestable by rule:refund-over-limit (and 1 more test).',
+    );
+    expect(await policyState()).toEqual(before);
+    // The rule in force still decides as before.
+    expect((await callTool(await principal(), "issue_refund", { order_id: "O-1021", amount: 20 }, { tasks: true }, T0)).kind).toBe("result");
+  });
+
+  it("saving a document whose own test case fails is refused, and saves nothing", async () => {
+    const { body } = await currentDocument();
+    const before = await policyState();
+    const broken = { ...body, tests: [...body.tests, { ...body.tests[0], name: "a refund is refused", expect: "deny" as const }] };
+    const r = await saveDocument(broken, await admin(), T0);
+    expect(r).toMatchObject({ ok: false, problems: [{ message: expect.stringContaining('the test "a refund is refused" fails: expected deny, got allow by demo-tools') }] });
+    expect(await policyState()).toEqual(before);
+    expect(await saveDocument({ ...body, timeZones: ["Europe/Berlin", "Asia/Tokyo"] }, await admin(), T0)).toMatchObject({ ok: true, unchanged: false });
+  });
+});
+
+describe("npm run policy:test", () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "policy-test-"));
+  const root = path.resolve(import.meta.dirname, "..");
+
+  function cli(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const env = { ...process.env };
+    delete env.DATABASE_URL;
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/policy-test.ts"), "--", file], { cwd: root, env });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  async function written(name: string, text: string): Promise<string> {
+    const f = path.join(dir, name);
+    writeFileSync(f, text);
+    return f;
+  }
+
+  it("a passing file: one line per case and a summary, exit 0, with no database", async () => {
+    const r = await cli(path.join(root, "policy/countersign.policy.yaml"));
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split("\n");
+    expect(lines.slice(0, -1).every((l) => l.startsWith("PASS  "))).toBe(true);
+    expect(lines.at(-1)).toBe(`${lines.length - 1} test cases: ${lines.length - 1} passed, 0 failed`);
+  });
+
+  it("a file with a failing case: FAIL with the reason and its line, exit 1", async () => {
+    const text = await exportPolicyFile();
+    const f = await written("failing.yaml", text.replace("    value: 15000\n", "    value: 1000\n"));
+    const r = await cli(f);
+    expect(r.code).toBe(1);
+    const line = text.split("\n").findIndex((l) => l.includes("- name: a refund within the limit")) + 1;
+    expect(r.stdout).toContain(`FAIL  a refund within the limit runs at once: expected allow, got requestable by rule:refund-over-limit (${f}:${line})`);
+    // The second refund case now meets the form rule first (as strict as the per-order total, and a form rule decides first).
+    expect(r.stdout).toContain("FAIL  a second refund that takes the order's total above 150.00 needs a lead: expected requestable by refund-order-total, got requestable by rule:refund-over-limit");
+    expect(r.stdout.trim().split("\n").at(-1)).toBe("5 test cases: 3 passed, 2 failed");
+  });
+
+  it("a policy problem exits 1 with the line in the file; a broken or unreadable file exits 2", async () => {
+    const text = await exportPolicyFile();
+    const cedar = await written("cedar.yaml", text.replace('principal.name == "support-bot"', "principal.nickname == 1"));
+    const r1 = await cli(cedar);
+    expect(r1.code).toBe(1);
+    expect(r1.stderr).toContain(`${cedar}:${text.split("\n").findIndex((l) => l.includes('principal.name == "support-bot"')) + 1}:`);
+    const broken = await written("broken.yaml", text.replace("rules:\n", "rules: [\n"));
+    const r2 = await cli(broken);
+    expect(r2.code).toBe(2);
+    expect(r2.stderr).toMatch(new RegExp(`${broken.replace(/[.]/g, "\\.")}:\\d+:\\d+: `));
+    const r3 = await cli(path.join(dir, "missing.yaml"));
+    expect(r3.code).toBe(2);
+    expect(r3.stderr).toContain("cannot be read");
+  });
+});
