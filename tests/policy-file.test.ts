@@ -74,7 +74,7 @@ describe("export and import of the whole policy", () => {
   it("an import saves a version per changed or new rule key, retires removed rules, saves the document, and audits once", async () => {
     const actor = await admin();
     const text = (await exportPolicyFile())
-      .replace("    value: 15000\n", "    value: EUR 200.00\n")
+      .replace("    value: EUR 150.00\n", "    value: EUR 200.00\n")
       .replace(/  - key: delete-prod\n(    .*\n)+?(?=  - key:)/, "")
       .replace("rules:\n", "rules:\n  - key: wire-any\n    tool: wire_transfer\n    description: Every transfer above USD 5,000,000 is refused\n    field: amount_cents\n    operator: gt\n    value: 500000000\n    effect: deny\n    reason: Transfers this large are not allowed.\n    active: true\n")
       .replace("time_zones:\n  - Europe/Berlin\n", "time_zones:\n  - Europe/Berlin\n  - America/New_York\n");
@@ -82,7 +82,7 @@ describe("export and import of the whole policy", () => {
     const r = await importPolicyFile(text, actor, T0);
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.diff.rules).toEqual({ added: ["wire-any"], changed: [{ key: "refund-over-limit", fields: ["value", "currency"] }], removed: ["delete-prod"] });
+    expect(r.diff.rules).toEqual({ added: ["wire-any"], changed: [{ key: "refund-over-limit", fields: ["value"] }], removed: ["delete-prod"] });
     expect(r.versions).toEqual({
       rules: [
         { ruleKey: "delete-prod", version: 2, previous: 1, active: false },
@@ -109,7 +109,7 @@ describe("export and import of the whole policy", () => {
   });
 
   it("a file import that fails a test case leaves the current version untouched, and says which test at which line", async () => {
-    const text = (await exportPolicyFile()).replace("    value: 15000\n", "    value: 1000\n");
+    const text = (await exportPolicyFile()).replace("    value: EUR 150.00\n", "    value: EUR 10.00\n");
     const before = await policyState();
     const r = await importPolicyFile(text, await admin(), T0);
     expect(r.ok).toBe(false);
@@ -132,7 +132,7 @@ describe("export and import of the whole policy", () => {
   });
 
   it("a failure discovered late, after the rule versions were written inside the transaction, saves nothing", async () => {
-    const text = (await exportPolicyFile()).replace("    value: 15000\n", "    value: 20000\n").replace("  - Europe/Berlin\n", "  - Europe/Berlin\n  - Asia/Tokyo\n");
+    const text = (await exportPolicyFile()).replace("    value: EUR 150.00\n", "    value: EUR 200.00\n").replace("  - Europe/Berlin\n", "  - Europe/Berlin\n  - Asia/Tokyo\n");
     const before = await policyState();
     failAudit.on = true;
     await expect(importPolicyFile(text, await admin(), T0)).rejects.toThrow("the audit trail is unavailable");
@@ -145,7 +145,7 @@ describe("export and import of the whole policy", () => {
   it("concurrent imports and rule saves serialize: each takes the next version, none is lost", async () => {
     const actor = await admin();
     const base = await exportPolicyFile();
-    const files = ["16000", "17000", "18000"].map((v) => base.replace("    value: 15000\n", `    value: ${v}\n`));
+    const files = ["160.00", "170.00", "180.00"].map((v) => base.replace("    value: EUR 150.00\n", `    value: EUR ${v}\n`));
     const rule = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
     const { id: _i, version: _v, createdAt: _c, createdBy: _b, ...fields } = rule;
     void _i, _v, _c, _b;
@@ -223,7 +223,7 @@ describe("npm run policy:test", () => {
 
   it("a file with a failing case: FAIL with the reason and its line, exit 1", async () => {
     const text = await exportPolicyFile();
-    const f = await written("failing.yaml", text.replace("    value: 15000\n", "    value: 1000\n"));
+    const f = await written("failing.yaml", text.replace("    value: EUR 150.00\n", "    value: EUR 10.00\n"));
     const r = await cli(f);
     expect(r.code).toBe(1);
     const line = text.split("\n").findIndex((l) => l.includes("- name: a refund within the limit")) + 1;
