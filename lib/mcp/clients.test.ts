@@ -52,7 +52,7 @@ async function review(taskId: string, decision: "approve" | "deny"): Promise<voi
 }
 
 /** The SDK 2.4.0 Client, pinned to 2026-07-28, authenticated as a demo agent (the support-bot unless told). */
-async function modernClient(token = SUPPORT_BOT): Promise<Client> {
+async function modernClient(token: string = SUPPORT_BOT): Promise<Client> {
   const client = new Client(CLIENT_INFO, { capabilities: TASKS_CAPABILITIES, versionNegotiation: { mode: { pin: REVISION } } });
   await client.connect(new StreamableHTTPClientTransport(server.url, { authProvider: { token: async () => token } }));
   closers.push(() => client.close());
@@ -86,7 +86,7 @@ function rawDispatch(url: URL, token: string): RawClientDispatch {
   };
 }
 
-async function tasksSession(options: Pick<WithTasksOptions, "onInputRequest"> = {}, clientCapabilities: Record<string, {}> = {}, token = SUPPORT_BOT): Promise<TaskEnabledSession> {
+async function tasksSession(options: Pick<WithTasksOptions, "onInputRequest"> = {}, clientCapabilities: Record<string, {}> = {}, token: string = SUPPORT_BOT): Promise<TaskEnabledSession> {
   const client = await modernClient(token);
   const session = createTaskSessionFromClient(client, {
     ...options,
