@@ -35,7 +35,8 @@ async function gated(agent: Principal, tool: string, args: unknown, now: Date): 
   return { taskId: out.task.taskId, requestId: await requestIdOf(out.task.taskId) };
 }
 
-const wire = async (n: number, now: Date, amount = 30_000 + n) => gated(await principal("support-bot"), "wire_transfer", { to: `acct-q${n}`, amount }, now);
+/** Wire transfers are the ops-bot's (Otto's agent): the demo policy limits the support-bot to refunds. */
+const wire = async (n: number, now: Date, amount = 30_000 + n) => gated(await principal("ops-bot"), "wire_transfer", { to: `acct-q${n}`, amount }, now);
 const ids = (p: { items: { id: string }[] }) => p.items.map((i) => i.id);
 
 beforeEach(resetDb);
@@ -57,7 +58,7 @@ describe("the inbox lists what this reviewer may act on now", () => {
     await decide({ requestId: a.requestId, reviewerId: tara.id, decision: "approve" }, at(4));
     expect(ids(await inboxPage(tara, p, at(5)))).toEqual([]);
     const theos = await inboxPage(theo, p, at(5));
-    expect(theos.items.find((i) => i.id === a.requestId)).toMatchObject({ approvals: 1, approvalsRequired: 2, tool: "wire_transfer", requesterName: "Rita Requester", agentName: "support-bot" });
+    expect(theos.items.find((i) => i.id === a.requestId)).toMatchObject({ approvals: 1, approvalsRequired: 2, tool: "wire_transfer", requesterName: "Otto Ops", agentName: "ops-bot" });
     expect(theos.total).toBe(2);
   });
 
@@ -135,7 +136,8 @@ describe("the inbox lists what this reviewer may act on now", () => {
     expect(ids(await inboxPage(lena, parseInboxParams({ group: "treasury" }), at(5)))).toEqual([w2.requestId, w.requestId]);
     expect(ids(await inboxPage(lena, parseInboxParams({ q: "acct-q2" }), at(5)))).toEqual([w2.requestId]);
     expect(ids(await inboxPage(lena, parseInboxParams({ q: "o-2289" }), at(5)))).toEqual([r.requestId]);
-    expect(ids(await inboxPage(lena, parseInboxParams({ q: "rita" }), at(5)))).toHaveLength(3);
+    expect(ids(await inboxPage(lena, parseInboxParams({ q: "otto" }), at(5)))).toEqual([w2.requestId, w.requestId]);
+    expect(ids(await inboxPage(lena, parseInboxParams({ q: "rita" }), at(5)))).toEqual([r.requestId]);
     expect(ids(await inboxPage(lena, parseInboxParams({ q: "100%_" }), at(5)))).toEqual([]);
 
     await decide({ requestId: w.requestId, reviewerId: await userId("tara.treasury@countersign.test"), decision: "approve" }, at(6));
@@ -162,7 +164,7 @@ describe("history shows decided requests and what came of them", () => {
     const denied = await wire(2, at(3));
     await decide({ requestId: denied.requestId, reviewerId: tara, decision: "deny", comment: "unknown account" }, at(4));
     const cancelled = await wire(3, at(5));
-    await cancelTask(await principal("support-bot"), cancelled.taskId, at(6));
+    await cancelTask(await principal("ops-bot"), cancelled.taskId, at(6));
     const refund = await gated(await principal("support-bot"), "issue_refund", { order_id: "O-2289" }, at(7));
     await decide({ requestId: refund.requestId, reviewerId: await userId("lena.lead@countersign.test"), decision: "approve" }, at(8));
     const expired = await wire(4, at(9));
@@ -198,7 +200,7 @@ describe("the request page", () => {
     await askRequester({ requestId: w.requestId, reviewerId: theo.id, question: "Which invoice is this?" }, at(1));
     const { updateTask } = await import("../lib/tasks/update");
     const key = (await db().clarification.findFirstOrThrow({ where: { requestId: w.requestId } })).key;
-    await updateTask(await principal("support-bot"), w.taskId, { [key]: { action: "accept", content: { answer: "INV-77 <b>bold</b>" } } }, at(2));
+    await updateTask(await principal("ops-bot"), w.taskId, { [key]: { action: "accept", content: { answer: "INV-77 <b>bold</b>" } } }, at(2));
     await decide({ requestId: w.requestId, reviewerId: tara.id, decision: "approve", comment: "ok" }, at(3));
     const pending = await requestFor(w.requestId, theo, at(4));
     expect(pending).toMatchObject({ cannotAct: null, canAsk: true, confirmation: { what: "amount", expected: "30001.00" }, approvals: 1, settled: false });
@@ -216,7 +218,7 @@ describe("the request page", () => {
 
 describe("submission input", () => {
   it("the requester's justification and ticket reach the request page as given", async () => {
-    const out = await callTool(await principal("support-bot"), "wire_transfer", { to: "acct-input", amount: 30_000 }, { tasks: true, input: { justification: "Quarterly supplier payment <b>now</b>", ticket: "FIN-77" } }, at(0));
+    const out = await callTool(await principal("ops-bot"), "wire_transfer", { to: "acct-input", amount: 30_000 }, { tasks: true, input: { justification: "Quarterly supplier payment <b>now</b>", ticket: "FIN-77" } }, at(0));
     if (out.kind !== "task") throw new Error("expected a task");
     const view = await requestFor(await requestIdOf(out.task.taskId), await viewer("theo.treasury@countersign.test"), at(1));
     expect(view!.input).toEqual({ justification: "Quarterly supplier payment <b>now</b>", ticket: "FIN-77" });

@@ -49,7 +49,7 @@ describe("nothing from arguments or tool errors reaches ordinary logs", () => {
       (e as { code?: string }).code = `E ${args.memo}`;
       throw e;
     });
-    const out = await callTool(await principal("support-bot"), "wire_transfer", { to: "acct-log", amount: 30_001, memo: `pay ${MARKER}` }, { tasks: true }, T0);
+    const out = await callTool(await principal("ops-bot"), "wire_transfer", { to: "acct-log", amount: 30_001, memo: `pay ${MARKER}` }, { tasks: true }, T0);
     if (out.kind !== "task") throw new Error("expected a task");
     const requestId = await requestIdOf(out.task.taskId);
     await decide({ requestId, reviewerId: await userId("tara.treasury@countersign.test"), decision: "approve" }, T0);

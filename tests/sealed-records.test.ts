@@ -74,7 +74,7 @@ async function approvedTransfer(): Promise<Flow> {
   const admin = await userId("admin@countersign.test");
   await createWebhook({ url: "https://hooks.example/in", events: ["request.created", "request.decided", "task.completed"] }, admin, at(0));
   const out = await callTool(
-    await principal("support-bot"),
+    await principal("ops-bot"),
     "wire_transfer",
     { to: account, amount: 30_001, memo: `invoice ${marker}` },
     { tasks: true, input: { justification: `asked by ${marker}`, ticket: `T-${marker}` } },
@@ -87,7 +87,7 @@ async function approvedTransfer(): Promise<Flow> {
   const tara = await userId("tara.treasury@countersign.test");
   await askRequester({ requestId, reviewerId: theo, question: "Which invoice is this?" }, at(1));
   const key = (await db().clarification.findFirstOrThrow({ where: { requestId } })).key;
-  await updateTask(await principal("support-bot"), taskId, { [key]: { action: "accept", content: { answer: `see ${marker}` } } }, at(2));
+  await updateTask(await principal("ops-bot"), taskId, { [key]: { action: "accept", content: { answer: `see ${marker}` } } }, at(2));
   expect(await decide({ requestId, reviewerId: tara, decision: "approve" }, at(3))).toMatchObject({ ok: true });
   expect(await decide({ requestId, reviewerId: theo, decision: "approve" }, at(4))).toMatchObject({ ok: true });
   const sent: string[] = [];
@@ -97,7 +97,7 @@ async function approvedTransfer(): Promise<Flow> {
 }
 
 async function pendingTransfer(to: string, memo: string) {
-  const out = await callTool(await principal("support-bot"), "wire_transfer", { to, amount: 30_002, memo }, { tasks: true, input: { justification: "month end" } }, at(0));
+  const out = await callTool(await principal("ops-bot"), "wire_transfer", { to, amount: 30_002, memo }, { tasks: true, input: { justification: "month end" } }, at(0));
   if (out.kind !== "task") throw new Error("expected a task");
   return { taskId: out.task.taskId, requestId: await requestIdOf(out.task.taskId) };
 }
@@ -213,7 +213,7 @@ describe("sensitive state is protected for confidentiality and integrity at rest
     const theo = await userId("theo.treasury@countersign.test");
     for (const x of [a, b]) expect(await askRequester({ requestId: x.requestId, reviewerId: theo, question: "Why is this needed?" }, at(1))).toMatchObject({ ok: true });
     const key = (await db().clarification.findFirstOrThrow({ where: { taskId: a.taskId } })).key;
-    await updateTask(await principal("support-bot"), a.taskId, { [key]: { action: "accept", content: { answer: "because" } } }, at(2));
+    await updateTask(await principal("ops-bot"), a.taskId, { [key]: { action: "accept", content: { answer: "because" } } }, at(2));
     expect((await db().clarification.findFirstOrThrow({ where: { taskId: a.taskId } })).answer).toMatchObject({ action: "accept" });
     await db().$executeRaw`UPDATE "Clarification" SET answer = (SELECT answer FROM "Clarification" WHERE "taskId" = ${a.taskId}) WHERE "taskId" = ${b.taskId}`;
     await expect(db().clarification.findMany({ where: { taskId: b.taskId } })).rejects.toBeInstanceOf(SealedRecordError);
@@ -292,12 +292,18 @@ describe("retention end deletes everything derived from the task's arguments", (
     expect(r.purged).toBeGreaterThanOrEqual(1);
     expect(await db().task.findUnique({ where: { id: f.taskId } })).toBeNull();
 
-    // Every table, every column (rows cast to text): nothing but the tool's own ledger holds either value.
-    for (const needle of [f.marker, f.account]) {
-      const hits = await tablesContaining(needle);
-      expect(hits.filter((t) => !TOOL_TABLES.includes(t))).toEqual([]);
-      expect(hits).toEqual(["Transfer"]);
-    }
+    // Every table, every column (rows cast to text): nothing but the tool's own ledger holds the marker.
+    const markerHits = await tablesContaining(f.marker);
+    expect(markerHits.filter((t) => !TOOL_TABLES.includes(t))).toEqual([]);
+    expect(markerHits).toEqual(["Transfer"]);
+    // The account is the resource the call acted on. Besides the tool's ledger, only the call ledger policy's history
+    // windows sum over keeps it (for up to HISTORY_RETENTION_DAYS, so a purge cannot reset a per-account total),
+    // and there only as the resource key, in no other column.
+    expect((await tablesContaining(f.account)).filter((t) => !TOOL_TABLES.includes(t))).toEqual(["CallRecord"]);
+    expect(await db().callRecord.count({ where: { resourceId: f.account } })).toBe(1);
+    const [{ elsewhere }] = await db().$queryRaw<{ elsewhere: number }[]>`
+      SELECT count(*)::int AS elsewhere FROM "CallRecord" t WHERE (to_jsonb(t) - 'resourceId')::text ILIKE ${`%${f.account}%`}`;
+    expect(elsewhere).toBe(0);
     // Ciphertext cannot contain the marker: the sealed records themselves must be gone.
     expect(await db().submissionIntent.count({ where: { taskId: f.taskId } })).toBe(0);
     expect(await db().webhookDelivery.count({ where: { taskId: f.taskId } })).toBe(0);

@@ -85,9 +85,9 @@ const NOT_SIGNED_IN = /not signed in/;
 const WRONG_ROLE = /may not do this/;
 const CROSS_SITE = /Cross-site requests are refused/;
 
-/** A request the treasury must approve (two approvals), made by support-bot for Rita. */
+/** A request the treasury must approve (two approvals), made by the ops-bot for Otto (policy keeps the support-bot to refunds). */
 async function treasuryRequest(amount = 30_000): Promise<{ taskId: string; requestId: string }> {
-  const out = await callTool(await principal("support-bot"), "wire_transfer", { to: `acct-sec-${amount}`, amount }, { tasks: true }, new Date());
+  const out = await callTool(await principal("ops-bot"), "wire_transfer", { to: `acct-sec-${amount}`, amount }, { tasks: true }, new Date());
   if (out.kind !== "task") throw new Error(`expected a task, got ${out.kind}`);
   return { taskId: out.task.taskId, requestId: await requestIdOf(out.task.taskId) };
 }

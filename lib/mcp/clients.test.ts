@@ -20,7 +20,7 @@ import { db } from "../db/client";
 import { askRequester } from "../tasks/ask";
 import { decide } from "../tasks/decide";
 import { refundsFor, requestIdOf, resetDb, userId } from "../../tests/support/db";
-import { REVISION, SUPPORT_BOT, serveRoute, textOf } from "./testing";
+import { OPS_BOT, REVISION, SUPPORT_BOT, serveRoute, textOf } from "./testing";
 import { buildRpcRequest, parseRpcBody } from "./raw-request";
 
 const DISPOSITION = "io.modelcontextprotocol/tool-approval-disposition";
@@ -51,10 +51,10 @@ async function review(taskId: string, decision: "approve" | "deny"): Promise<voi
   expect(r.ok).toBe(true);
 }
 
-/** The SDK 2.4.0 Client, pinned to 2026-07-28, authenticated as the support-bot demo agent. */
-async function modernClient(): Promise<Client> {
+/** The SDK 2.4.0 Client, pinned to 2026-07-28, authenticated as a demo agent (the support-bot unless told). */
+async function modernClient(token: string = SUPPORT_BOT): Promise<Client> {
   const client = new Client(CLIENT_INFO, { capabilities: TASKS_CAPABILITIES, versionNegotiation: { mode: { pin: REVISION } } });
-  await client.connect(new StreamableHTTPClientTransport(server.url, { authProvider: { token: async () => SUPPORT_BOT } }));
+  await client.connect(new StreamableHTTPClientTransport(server.url, { authProvider: { token: async () => token } }));
   closers.push(() => client.close());
   return client;
 }
@@ -86,12 +86,12 @@ function rawDispatch(url: URL, token: string): RawClientDispatch {
   };
 }
 
-async function tasksSession(options: Pick<WithTasksOptions, "onInputRequest"> = {}, clientCapabilities: Record<string, {}> = {}): Promise<TaskEnabledSession> {
-  const client = await modernClient();
+async function tasksSession(options: Pick<WithTasksOptions, "onInputRequest"> = {}, clientCapabilities: Record<string, {}> = {}, token: string = SUPPORT_BOT): Promise<TaskEnabledSession> {
+  const client = await modernClient(token);
   const session = createTaskSessionFromClient(client, {
     ...options,
     endpointId: "countersign-test",
-    rawDispatch: rawDispatch(server.url, SUPPORT_BOT),
+    rawDispatch: rawDispatch(server.url, token),
     v2RequestFraming: { protocolVersion: REVISION, clientInfo: CLIENT_INFO, clientCapabilities },
   });
   closers.push(() => session.close());
@@ -157,6 +157,8 @@ describe("the official tasks client (@modelcontextprotocol/ext-tasks) reads the 
         },
       },
       { elicitation: { form: {} } },
+      // Deploys are the ops-bot's: the demo policy limits the support-bot to refunds.
+      OPS_BOT,
     );
     const execution = await session.callTool("deploy_service", { service: "checkout-api", environment: "production", version: "1.4.2" });
     expect(execution.kind).toBe("task");

@@ -60,11 +60,12 @@ describe("request_access", () => {
   it("a rule that needs a justification: refused with guidance without one, opened with one (no elicitation needed)", async () => {
     await db().policyRule.updateMany({ where: { ruleKey: "deploy-production" }, data: { requireJustification: true } });
     const args = { service: "checkout-api", environment: "production", version: "1.4.2" };
-    const without = await requestAccess({ tool: "deploy_service", arguments: args });
+    // Deploys are the ops-bot's: the demo policy limits the support-bot to refunds.
+    const without = await requestAccess({ tool: "deploy_service", arguments: args }, { token: OPS_BOT });
     expect(without.body.result.isError).toBe(true);
     expect(textOf(without.body.result)).toMatch(/justification argument/);
     expect(await db().approvalRequest.count()).toBe(0);
-    const withIt = await requestAccess({ tool: "deploy_service", arguments: args, justification: "Rollout of the fix for INC-77", ticket: "INC-77" });
+    const withIt = await requestAccess({ tool: "deploy_service", arguments: args, justification: "Rollout of the fix for INC-77", ticket: "INC-77" }, { token: OPS_BOT });
     expect(withIt.body.result.structuredContent.status).toBe("working");
     expect((await db().approvalRequest.findFirstOrThrow()).body).toMatchObject({ input: { justification: "Rollout of the fix for INC-77" } });
   });

@@ -17,8 +17,9 @@ const DEPLOY = { service: "checkout-api", environment: "production", version: "1
 const ANSWER = { action: "accept", content: { justification: "Hotfix for the checkout outage INC-77", ticket: "INC-77" } };
 const INVALID_STATE = { code: -32602, message: "Invalid or expired requestState" };
 
+/** Deploys are the ops-bot's: the demo policy limits the support-bot to refunds. */
 async function ask(args: Record<string, unknown> = DEPLOY, caps: object = TASKS_AND_FORMS) {
-  const r = await call("deploy_service", args, { caps });
+  const r = await call("deploy_service", args, { caps, token: OPS_BOT });
   expect(r.status).toBe(200);
   return r.body.result;
 }
@@ -26,7 +27,7 @@ async function ask(args: Record<string, unknown> = DEPLOY, caps: object = TASKS_
 function retry(requestState: string | undefined, inputResponses: Record<string, unknown>, opts: { args?: Record<string, unknown>; token?: string; tool?: string } = {}) {
   return call(opts.tool ?? "deploy_service", opts.args ?? DEPLOY, {
     caps: TASKS_AND_FORMS,
-    token: opts.token,
+    token: opts.token ?? OPS_BOT,
     extra: { inputResponses, ...(requestState !== undefined ? { requestState } : {}) },
   });
 }
@@ -100,7 +101,7 @@ describe("the requestState is refused (-32602) when it is not this call's, or no
 
   it("cross-principal: another agent echoing this agent's state", async () => {
     const { requestState } = await ask();
-    const r = await retry(requestState, { approval_request: ANSWER }, { token: OPS_BOT });
+    const r = await retry(requestState, { approval_request: ANSWER }, { token: SUPPORT_BOT });
     expect(r.body.error).toMatchObject(INVALID_STATE);
     expect(await submitted()).toBe(0);
   });
@@ -139,11 +140,11 @@ describe("the requestState is bound to the tool and to the caller, each on its o
     expect(await submitted()).toBe(1);
   });
 
-  /** A second agent of the support-bot's own user (Rita), so only the agent differs. */
+  /** A second agent of the ops-bot's own user (Otto), so only the agent differs; policy lets it deploy too. */
   async function sibling(): Promise<{ token: string; principal: Principal }> {
-    const token = "cs_second-support-agent-token-for-tests-0003";
-    const rita = await db().user.findUniqueOrThrow({ where: { email: "rita.requester@countersign.test" } });
-    await db().agent.create({ data: { name: "support-bot-2", userId: rita.id, tokenHash: hashToken(token), tokenPrefix: token.slice(0, 10) } });
+    const token = "cs_second-ops-agent-token-for-tests-000003";
+    const otto = await db().user.findUniqueOrThrow({ where: { email: "otto.ops@countersign.test" } });
+    await db().agent.create({ data: { name: "ops-bot-2", userId: otto.id, tokenHash: hashToken(token), tokenPrefix: token.slice(0, 10) } });
     return { token, principal: (await authenticateAgent(token))! };
   }
 
@@ -159,7 +160,7 @@ describe("the requestState is bound to the tool and to the caller, each on its o
 
   it("other agent of the same user: a state sealed for agent X is refused when agent Y replays it", async () => {
     const y = await sibling();
-    const state = await sealedFor(await principal("support-bot"), y.principal);
+    const state = await sealedFor(await principal("ops-bot"), y.principal);
     const r = await retry(state, { approval_request: ANSWER }, { token: y.token });
     expect(r.body.error).toMatchObject(INVALID_STATE);
     expect(await submitted()).toBe(0);
@@ -174,17 +175,17 @@ describe("the requestState is bound to the tool and to the caller, each on its o
   });
 
   it("same agent, other user: a state naming this agent under another user (its owner since changed) is refused", async () => {
-    const me = await principal("support-bot");
-    const ops = await principal("ops-bot");
-    const state = await sealedFor(me, me, { u: ops.userId });
-    const r = await retry(state, { approval_request: ANSWER }, { token: SUPPORT_BOT });
+    const me = await principal("ops-bot");
+    const support = await principal("support-bot");
+    const state = await sealedFor(me, me, { u: support.userId });
+    const r = await retry(state, { approval_request: ANSWER }, { token: OPS_BOT });
     expect(r.body.error).toMatchObject(INVALID_STATE);
     expect(await submitted()).toBe(0);
   });
 
   it("the same construction for the caller itself is accepted, so the refusals above are the caller check's", async () => {
-    const me = await principal("support-bot");
-    const r = await retry(await sealedFor(me, me), { approval_request: ANSWER }, { token: SUPPORT_BOT });
+    const me = await principal("ops-bot");
+    const r = await retry(await sealedFor(me, me), { approval_request: ANSWER }, { token: OPS_BOT });
     expect(r.body.result).toMatchObject({ resultType: "task" });
     expect(await submitted()).toBe(1);
   });
@@ -207,7 +208,7 @@ describe("keys rotate without dropping answers", () => {
 
   it("a key shorter than 32 bytes is refused rather than used", async () => {
     process.env.COUNTERSIGN_REQUEST_STATE_KEYS = "short";
-    const r = await call("deploy_service", DEPLOY, { caps: TASKS_AND_FORMS });
+    const r = await call("deploy_service", DEPLOY, { caps: TASKS_AND_FORMS, token: OPS_BOT });
     expect(r.status).toBeLessThan(500);
     expect(r.body.result?.isError ?? r.body.error).toBeTruthy();
     expect(await submitted()).toBe(0);
