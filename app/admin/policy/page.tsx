@@ -26,7 +26,11 @@ export default async function PolicyPage() {
         </h1>
         <p className="mt-1 text-sm text-slate-700">
           Rules are data and versioned: saving a rule makes a new version and retires the previous one, which stays readable.
-          Each task keeps the version it was decided under.
+          Each task keeps the version it was decided under. The whole policy, as Cedar text, is in the{" "}
+          <Link href="/admin/policy/advanced" className="text-indigo-800 underline">
+            advanced editor
+          </Link>
+          .
         </p>
       </div>
       {tools.map((tool) => (
@@ -70,6 +74,7 @@ export default async function PolicyPage() {
                           field: r.field,
                           operator: r.operator,
                           value: r.value,
+                          currency: r.currency ?? null,
                           effect: r.effect,
                           approverGroup: r.approverGroup,
                           approvalsRequired: r.approvalsRequired,
