@@ -50,6 +50,13 @@ function toDraft(r: EditableRule): Draft {
   };
 }
 
+/** The draft as the routes take it: a money threshold as typed ("money"), anything else as "value". */
+function asFields(d: Draft): Record<string, string | boolean> {
+  const { value, currency: _currency, ...rest } = d;
+  void _currency;
+  return isMoneyField(d.field) && d.operator !== "prefix" ? { ...rest, money: value } : { ...rest, value };
+}
+
 /** The reason written from the draft's fields (the money typed as money). */
 function reasonOf(d: Draft): string {
   const typed = isMoneyField(d.field) && d.operator !== "prefix" ? parseMoney(d.value) : null;
@@ -136,7 +143,7 @@ export function RuleEditor({
       } catch {
         throw new Error("The arguments are not valid JSON.");
       }
-      const body = { draft, arguments: parsedArgs };
+      const body = { draft: asFields(draft), arguments: parsedArgs };
       const res = await fetch("/api/admin/policy/preview", {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },
@@ -196,7 +203,7 @@ export function RuleEditor({
                     : undefined
               }
             >
-              {(p) => <input {...p} name="value" value={draft.value} onChange={set("value")} inputMode={money ? "decimal" : undefined} placeholder={money ? "EUR 200.00" : undefined} className={`${inputClass} font-mono`} />}
+              {(p) => <input {...p} name={money ? "money" : "value"} value={draft.value} onChange={set("value")} inputMode={money ? "decimal" : undefined} placeholder={money ? "EUR 200.00" : undefined} className={`${inputClass} font-mono`} />}
             </Input>
           </div>
           <Input id={id("approverGroup")} label="Approver group" error={err.approverGroup}>
@@ -304,7 +311,7 @@ export function RuleEditor({
         </div>
       </div>
 
-      <ImpactPanel body={() => ({ rule: draft })} />
+      <ImpactPanel body={() => ({ rule: asFields(draft) })} />
     </div>
   );
 }

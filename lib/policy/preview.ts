@@ -47,10 +47,12 @@ const whole = (v: unknown) => {
 export function ruleFromFields(f: RuleFields): FieldsResult {
   const fieldErrors: Record<string, string> = {};
   const field = text(f.field);
+  // The editor sends a money threshold as typed ("money": "EUR 200.00"); an API client may send minor units in
+  // "value" with "currency", as stored.
   let value = text(f.value);
-  let currency: string | null = null;
-  if (isMoneyField(field) && f.operator !== "prefix") {
-    const money = parseMoney(value);
+  let currency: string | null = text(f.currency) || null;
+  if (typeof f.money === "string" && isMoneyField(field) && f.operator !== "prefix") {
+    const money = parseMoney(f.money);
     if (money.ok) {
       value = String(money.minor);
       currency = money.currency;
