@@ -10,6 +10,7 @@ import { policyTools } from "../tools/registry";
 import { compilePolicy } from "./compile";
 import { formCondition, formPolicyId } from "./form-rules";
 import { currentDocument, currentRules } from "./store";
+import { failuresOf, runPolicyTests } from "./test-cases";
 
 export class RuleRejected extends Error {
   constructor(
@@ -22,8 +23,8 @@ export class RuleRejected extends Error {
 
 /**
  * Why `rule` cannot be saved as the next version of its key, or null: its condition must be writable for its
- * tool (an attribute the tool's resource has, a value of that attribute's type), and the whole policy with it in
- * place must still validate.
+ * tool (an attribute the tool's resource has, a value of that attribute's type), the whole policy with it in
+ * place must still validate, and the policy document's test cases must still pass against that whole policy.
  */
 export async function ruleProblem(rule: RuleInput): Promise<{ field: string; message: string } | null> {
   const tool = policyTools().find((t) => t.name === rule.tool);
@@ -37,10 +38,16 @@ export async function ruleProblem(rule: RuleInput): Promise<{ field: string; mes
   }
   const others = (await currentRules()).filter((r) => r.ruleKey !== rule.ruleKey);
   const draft = { ...rule, id: "draft", version: 0 };
-  const compiled = compilePolicy({ rules: rule.active ? [...others, draft] : others, document: await currentDocument(), tools: policyTools() }, { strict: true });
+  const document = await currentDocument();
+  const compiled = compilePolicy({ rules: rule.active ? [...others, draft] : others, document, tools: policyTools() }, { strict: true });
   if (!compiled.ok) {
     const mine = compiled.problems.find((p) => p.policyId === formPolicyId(rule.ruleKey)) ?? compiled.problems[0];
     return { field: "form", message: mine.line ? `${mine.message} (line ${mine.line}, column ${mine.column})` : mine.message };
+  }
+  const failures = failuresOf(await runPolicyTests(compiled.policy, document.body.tests, { mapResource: true }));
+  if (failures.length > 0) {
+    const more = failures.length > 1 ? ` (and ${failures.length - 1} more test${failures.length > 2 ? "s" : ""})` : "";
+    return { field: "form", message: `With this rule in place, ${failures[0].message}${more}.` };
   }
   return null;
 }

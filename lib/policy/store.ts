@@ -12,6 +12,7 @@ import { compilePolicy, type StoredDocument } from "./compile";
 import { LEGACY_DOCUMENT, PolicyDocument } from "./document";
 import type { CompiledPolicy, Rule } from "./evaluate";
 import type { PolicyTool } from "./schema";
+import { failuresOf, runPolicyTests } from "./test-cases";
 
 export async function currentRules(tool?: string): Promise<Rule[]> {
   return db().policyRule.findMany({ where: { active: true, ...(tool ? { tool } : {}) }, orderBy: { ruleKey: "asc" } });
@@ -59,12 +60,17 @@ export async function currentPolicy(): Promise<CompiledPolicy> {
   return remember(key, compileStored(rules, document, tools));
 }
 
+/** The body's own test cases against the policy it would make (a case without a resource reads it through the tool's mapping). */
+async function bodyTests(policy: CompiledPolicy, body: PolicyDocument): Promise<PolicyProblem[]> {
+  return failuresOf(await runPolicyTests(policy, body.tests, { mapResource: true })).map((f) => ({ message: f.message }));
+}
+
 export type SaveDocumentResult = { ok: true; version: number; unchanged: boolean } | { ok: false; problems: PolicyProblem[] };
 
 /**
  * Saves `body` as the next version of the policy document, after strict compilation with the current form rules
- * and after its test cases pass (`check`, when given, runs them and returns the failures). Nothing is saved on any
- * problem. A body equal to the current version saves nothing.
+ * and after its test cases pass against that whole policy (`check` replaces the run of the body's test cases: it
+ * returns the failures). Nothing is saved on any problem. A body equal to the current version saves nothing.
  */
 export async function saveDocument(
   input: unknown,
@@ -81,10 +87,9 @@ export async function saveDocument(
   const rules = await currentRules();
   const compiled = compilePolicy({ rules, document: { id: "draft", version: 0, body }, tools: policyTools() }, { strict: true });
   if (!compiled.ok) return { ok: false, problems: compiled.problems };
-  if (opts.check) {
-    const failures = await opts.check(compiled.policy, body);
-    if (failures.length > 0) return { ok: false, problems: failures };
-  }
+  const check = opts.check ?? bodyTests;
+  const failures = await check(compiled.policy, body);
+  if (failures.length > 0) return { ok: false, problems: failures };
   return db().$transaction(async (tx) => {
     // Serializes concurrent saves: both cannot take the same next version.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(7240004, 1)`;
