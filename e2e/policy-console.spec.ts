@@ -131,7 +131,7 @@ test("saving a document whose test case fails is refused, naming the test; a goo
   await settings.fill(broken);
   await expect(page.getByTestId("check-state")).toHaveText("The draft compiles.");
   await page.getByRole("button", { name: /^Save as version \d+$/ }).click();
-  await expect(page.getByTestId("save-refused")).toContainText('test "a refund within the limit runs at once" failed');
+  await expect(page.getByTestId("save-refused")).toContainText('the test "a refund within the limit runs at once" fails');
 
   // A change that keeps every test passing is saved as the next version; the old one stays readable.
   await settings.fill(yaml);
@@ -148,5 +148,52 @@ test("saving a document whose test case fails is refused, naming the test; a goo
   await expect(page.getByTestId("document-version")).toContainText(`Version ${saved - 1} (read-only`);
   await expect(page.getByTestId("document-version")).not.toContainText(marker);
   await expectAccessible(page, testInfo, "policy-advanced-version");
+  await admin.context.close();
+});
+
+test("export -> edit -> import shows the difference and saves new versions; a broken import changes nothing", async ({ browser }, testInfo) => {
+  const admin = await personIn(browser, testInfo, ADMIN.email);
+  const page = admin.page;
+  await page.goto("/admin/policy/file");
+  await ready(page);
+  await expectAccessible(page, testInfo, "policy-file");
+  const exported = await page.request.get("/api/admin/policy/file");
+  expect(exported.status()).toBe(200);
+  expect(exported.headers()["content-disposition"]).toContain("countersign.policy.yaml");
+  const text = await exported.text();
+  expect(text).toContain("key: refund-over-limit");
+
+  // A broken file: the problem with its line; nothing changes.
+  const version = async () => {
+    await page.goto("/admin/policy");
+    await ready(page);
+    return (await page.getByTestId("rule-refund-over-limit").getByTestId("rule-current-version").textContent())!.trim();
+  };
+  const before = await version();
+  await page.goto("/admin/policy/file");
+  await ready(page);
+  const area = page.getByTestId("policy-file-text");
+  const broken = text.replace(/(key: refund-over-limit[\s\S]*?operator: )gt/, "$1greater");
+  expect(broken).not.toBe(text);
+  await area.fill(broken);
+  await page.getByRole("button", { name: "Show the difference" }).click();
+  await expect(page.getByTestId("policy-file-problems")).toContainText(/Line \d+, column \d+/);
+  await expect(page.getByRole("button", { name: "Import as new versions" })).toHaveCount(0);
+  expect(await version()).toBe(before);
+
+  // An edited file: the difference, then the import.
+  await page.goto("/admin/policy/file");
+  await ready(page);
+  const run = unique();
+  const edited = text.replace("description: Refunds above EUR 150.00 need one support lead", `description: Refunds above EUR 150.00 need one support lead (${run})`);
+  expect(edited).not.toBe(text);
+  await page.getByTestId("policy-file-text").fill(edited);
+  await page.getByRole("button", { name: "Show the difference" }).click();
+  await expect(page.getByTestId("policy-file-diff")).toContainText("~ rule refund-over-limit (description)");
+  await screenshot(page, testInfo, "policy-file-diff");
+  await page.getByRole("button", { name: "Import as new versions" }).click();
+  await expect(page.getByTestId("policy-file-imported")).toHaveText("Imported as new versions.");
+  expect(await version()).not.toBe(before);
+  await expect(page.getByTestId("rule-refund-over-limit")).toContainText(run);
   await admin.context.close();
 });

@@ -10,9 +10,7 @@ import type { PolicyProblem } from "./cedar";
 import { compilePolicy } from "./compile";
 import { PolicyDocument } from "./document";
 import { currentRules } from "./store";
-import { evaluate, type CompiledPolicy, type Decision } from "./evaluate";
-import { getTool } from "../tools/registry";
-import { ToolError } from "../tools/types";
+
 import { policyTools } from "../tools/registry";
 
 export type PlacedProblem = PolicyProblem & { where: "policies" | "settings" };
@@ -70,45 +68,3 @@ export async function validateDraft(draft: DraftText): Promise<{ body: PolicyDoc
   };
 }
 
-const DEFAULT_AT = new Date("2026-06-01T10:00:00.000Z");
-
-function decidedBy(d: Decision): string {
-  return d.rule?.ruleKey ?? "default";
-}
-
-/**
- * The document's test cases against the compiled draft: each failure names its test. (What saving in the console
- * runs; the same cases run from the command line.)
- */
-export async function failingTests(policy: CompiledPolicy, body: PolicyDocument): Promise<PolicyProblem[]> {
-  const failures: PolicyProblem[] = [];
-  for (const t of body.tests) {
-    const tool = getTool(t.call.tool);
-    const name = JSON.stringify(t.name.slice(0, 120));
-    if (!tool) {
-      failures.push({ message: `test ${name}: there is no tool ${t.call.tool}` });
-      continue;
-    }
-    const args = tool.schema.safeParse(t.call.arguments);
-    if (!args.success) {
-      failures.push({ message: `test ${name}: the arguments do not fit ${tool.name}` });
-      continue;
-    }
-    let resource = t.resource;
-    if (!resource) {
-      try {
-        resource = await tool.resource(args.data);
-      } catch (e) {
-        if (!(e instanceof ToolError)) throw e;
-        failures.push({ message: `test ${name}: ${e.message}` });
-        continue;
-      }
-    }
-    const history = Object.fromEntries(policy.document.history.filter((h) => h.tool === tool.name).map((h) => [h.name, t.history[h.name] ?? { total: 0, count: 0 }]));
-    const subject = { agentId: t.principal.agent, agentName: t.principal.agent, user: { id: t.principal.user, email: t.principal.user, name: t.principal.user, role: t.principal.role, groups: t.principal.groups } };
-    const d = evaluate({ subject, action: { name: tool.name }, resource, context: { args: args.data, history } }, policy, t.at ? new Date(t.at) : DEFAULT_AT);
-    if (d.decision !== t.expect) failures.push({ message: `test ${name} failed: expected ${t.expect}, the draft decides ${d.decision} (by ${decidedBy(d)})` });
-    else if (t.by && decidedBy(d) !== t.by) failures.push({ message: `test ${name} failed: expected ${t.expect} by ${t.by}, decided by ${decidedBy(d)}` });
-  }
-  return failures;
-}

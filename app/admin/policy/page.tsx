@@ -30,7 +30,11 @@ export default async function PolicyPage() {
           <Link href="/admin/policy/advanced" className="text-indigo-800 underline">
             advanced editor
           </Link>
-          .
+          ; the whole policy as one file, to export or import, on the{" "}
+          <Link href="/admin/policy/file" className="text-indigo-800 underline">
+            policy file
+          </Link>{" "}
+          page.
         </p>
       </div>
       {tools.map((tool) => (
