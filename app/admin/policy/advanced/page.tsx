@@ -24,6 +24,8 @@ export default async function AdvancedPolicyPage({ searchParams }: { searchParam
   ]);
   const wanted = version && /^\d{1,9}$/.test(version) ? Number(version) : null;
   const viewing = wanted !== null && wanted !== current.version ? await documentVersion(wanted) : null;
+  const authors = await db().user.findMany({ where: { id: { in: [...new Set(versions.flatMap((v) => (v.createdBy ? [v.createdBy] : [])))] } }, select: { id: true, email: true } });
+  const by = (id: string | null) => authors.find((a) => a.id === id)?.email ?? id ?? "unknown";
   const tools = policyTools();
   const formText = rules.map((r) => formRuleToCedar(r, tools.find((t) => t.name === r.tool)).text).join("\n\n");
 
@@ -63,7 +65,7 @@ export default async function AdvancedPolicyPage({ searchParams }: { searchParam
           </Link>
         </section>
       ) : (
-        <AdvancedEditor key={current.version} version={current.version} policies={current.body.policies} settings={settingsYaml(current.body)} />
+        <AdvancedEditor version={current.version} policies={current.body.policies} settings={settingsYaml(current.body)} />
       )}
 
       <section aria-labelledby="form-rules" className="space-y-2">
@@ -85,7 +87,7 @@ export default async function AdvancedPolicyPage({ searchParams }: { searchParam
               <Link href={`/admin/policy/advanced?version=${v.version}`} className="text-indigo-800 underline">
                 Version {v.version}
               </Link>
-              {v.version === current.version && " (current)"} — saved {formatWhen(v.createdAt.toISOString())} by {v.createdBy}
+              {v.version === current.version && " (current)"} — saved {formatWhen(v.createdAt.toISOString())} by {by(v.createdBy)}
               {v.note ? `: ${v.note}` : ""}
             </li>
           ))}
