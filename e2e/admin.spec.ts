@@ -17,6 +17,7 @@ import {
   expectAccessible,
   gatedCall,
   getTask,
+  mcp,
   mcpRaw,
   personIn,
   ready,
@@ -64,7 +65,7 @@ test("an admin raises the refund threshold and the next call for the same amount
   await threshold.fill("EUR 160.00");
   await expect(card.getByText(/^= EUR 160\.00\. A call in another currency always matches/)).toBeVisible();
   await card.getByLabel("Arguments for issue_refund (JSON)").fill('{"order_id":"O-4410","amount":155}');
-  await card.getByRole("button", { name: "Preview" }).click();
+  await card.getByRole("button", { name: "Preview", exact: true }).click();
   await expect(card.getByTestId("draft-decision")).toHaveText(/^Runs at once/);
   await expect(card.getByTestId("rule-preview")).toContainText("Needs 1 approval from support-leads");
   await screenshot(page, testInfo, "policy-preview");
@@ -76,14 +77,16 @@ test("an admin raises the refund threshold and the next call for the same amount
   await expect(card.getByTestId("rule-current-version")).toHaveText(`refund-over-limit v${raisedVersion}`);
 
   try {
+    // The earlier task keeps the version it was decided under. It is withdrawn here: while it waits, its refund
+    // counts toward the order's refund total (the demo policy's per-order window), which would gate the next one.
+    expect((await getTask(request, SUPPORT_BOT, before)).status).toBe("working");
+    await mcp(request, SUPPORT_BOT, "tasks/cancel", { taskId: before });
     // The next call for the same amount runs at once: no task, the refund is issued.
     const after = await callTool(request, SUPPORT_BOT, "issue_refund", { order_id: "O-4410", amount: 155, reason: `after ${run}` });
     expect(after.resultType).not.toBe("task");
     expect(after.isError).toBe(false);
     expect(after.content[0].text).toContain("EUR 155.00");
     expect(after._meta?.[DISPOSITION_KEY]).toBeUndefined();
-    // The earlier task keeps the version it was decided under.
-    expect((await getTask(request, SUPPORT_BOT, before)).status).toBe("working");
 
     // Previous versions stay readable.
     await page.goto("/admin/policy/refund-over-limit");

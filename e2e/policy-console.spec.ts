@@ -3,8 +3,16 @@
  * on every keystroke and refuses what does not compile or breaks a test case, and a draft is previewed against the
  * calls the agents really made.
  */
-import { expect, test, type Page } from "@playwright/test";
-import { ADMIN, OPS_BOT, SUPPORT_BOT, callTool, expectAccessible, personIn, ready, screenshot, unique } from "./support";
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test, type Page, type TestInfo } from "@playwright/test";
+import { ADMIN, OPS_BOT, SUPPORT_BOT, callTool, expectAccessible as axeReport, personIn, ready, screenshot, unique } from "./support";
+
+/** The shared axe check (its report saved) and, on these pages, no violation of any impact. */
+async function expectAccessible(page: Page, testInfo: TestInfo, name: string): Promise<void> {
+  await axeReport(page, testInfo, name);
+  const results = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]).analyze();
+  expect(results.violations.map((v) => `${v.id} (${v.impact})`), `${name}: accessibility violations`).toEqual([]);
+}
 
 async function editRule(page: Page, ruleKey: string) {
   await page.goto("/admin/policy");

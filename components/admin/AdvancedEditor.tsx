@@ -138,7 +138,7 @@ export function AdvancedEditor({ version, policies: initialPolicies, settings: i
       <CodeArea id={`${uid}-policies`} label="Cedar policies" value={policies} onChange={setPolicies} problems={of("policies")} rows={18} testId="cedar-text" />
       <CodeArea id={`${uid}-settings`} label="Defaults, history windows, time zones and test cases (YAML)" value={settings} onChange={setSettings} problems={of("settings")} rows={14} testId="settings-yaml" />
 
-      <ImpactPanel body={() => ({ document: check.document })} label="Preview this draft against the last 30 days" />
+      <ImpactPanel body={() => ({ document: check.document })} label="Preview this draft against the last 30 days" headingLevel={2} />
 
       <div className="space-y-2">
         <button

@@ -21,7 +21,8 @@ const OUTCOME: Record<string, string> = { allow: "runs at once", requestable: "n
  * Preview against reality: what the draft would have decided for the calls of the last 30 days and for every
  * pending request, beside what the current version decides. `body` is what /api/admin/policy/impact takes.
  */
-export function ImpactPanel({ body, label = "Preview against the last 30 days" }: { body: () => unknown; label?: string }) {
+export function ImpactPanel({ body, label = "Preview against the last 30 days", headingLevel = 3 }: { body: () => unknown; label?: string; headingLevel?: 2 | 3 }) {
+  const Heading = headingLevel === 2 ? "h2" : "h3";
   const impact = useMutation({
     mutationFn: async (): Promise<ImpactOk> => {
       const res = await fetch("/api/admin/policy/impact", {
@@ -37,7 +38,7 @@ export function ImpactPanel({ body, label = "Preview against the last 30 days" }
   const d = impact.data;
   return (
     <div className="rounded-md border border-slate-200 bg-slate-50 p-3">
-      <h3 className="text-sm font-medium text-slate-800">Against reality</h3>
+      <Heading className="text-sm font-medium text-slate-800">Against reality</Heading>
       <p className="text-xs text-slate-700">
         What this draft would have decided for the calls of the last 30 days and for every pending request, compared with the current version. Nothing is saved.
       </p>
