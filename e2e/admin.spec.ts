@@ -17,6 +17,7 @@ import {
   expectAccessible,
   gatedCall,
   getTask,
+  mcp,
   mcpRaw,
   personIn,
   ready,
@@ -24,13 +25,13 @@ import {
   unique,
 } from "./support";
 
-/** Saves the refund rule's threshold (cents) through the policy page; returns the version it was saved as. */
-async function saveRefundThreshold(page: Page, cents: string): Promise<number> {
+/** Saves the refund rule's threshold (money, e.g. "EUR 150.00") through the policy page; returns the version it was saved as. */
+async function saveRefundThreshold(page: Page, money: string): Promise<number> {
   await page.goto("/admin/policy");
   await ready(page);
   const card = page.getByTestId("rule-refund-over-limit");
   await card.getByText("Edit refund-over-limit").click();
-  await card.getByLabel("Threshold value").fill(cents);
+  await card.getByLabel("Threshold value").fill(money);
   await card.getByRole("button", { name: /^Save as v\d+$/ }).click();
   const saved = card.getByTestId("rule-saved");
   await expect(saved).toContainText(/Saved as refund-over-limit v\d+/);
@@ -50,20 +51,21 @@ test("an admin raises the refund threshold and the next call for the same amount
   const original = (await card.getByTestId("rule-current-version").textContent())!.trim();
   await card.getByText("Edit refund-over-limit").click();
   const threshold = card.getByLabel("Threshold value");
-  const originalValue = await threshold.inputValue();
-  expect(Number(originalValue)).toBeLessThan(15_500);
+  // Money is shown as money: the seeded limit is 150.00 (minor units 15000), saved back with its currency.
+  await expect(threshold).toHaveValue(/^(EUR )?150\.00$/);
+  const originalValue = "EUR 150.00";
 
-  // Validation: a non-number threshold for ">" is refused with the field marked.
+  // Validation: a threshold that is not money is refused, naming the field and why.
   await threshold.fill("lots");
   await card.getByRole("button", { name: /^Save as v\d+$/ }).click();
-  await expect(card.getByText("a number for gt/gte")).toBeVisible();
+  await expect(card.getByRole("alert")).toContainText('Threshold value: "lots" is not an amount');
   await expect(threshold).toHaveAttribute("aria-invalid", "true");
 
   // Preview: for these arguments, the draft would let the call run at once; the current version would not.
-  await threshold.fill("16000");
-  await expect(card.getByText("= 160.00 in the call's currency")).toBeVisible();
+  await threshold.fill("EUR 160.00");
+  await expect(card.getByText(/^= EUR 160\.00\. A call in another currency always matches/)).toBeVisible();
   await card.getByLabel("Arguments for issue_refund (JSON)").fill('{"order_id":"O-4410","amount":155}');
-  await card.getByRole("button", { name: "Preview" }).click();
+  await card.getByRole("button", { name: "Preview", exact: true }).click();
   await expect(card.getByTestId("draft-decision")).toHaveText(/^Runs at once/);
   await expect(card.getByTestId("rule-preview")).toContainText("Needs 1 approval from support-leads");
   await screenshot(page, testInfo, "policy-preview");
@@ -75,14 +77,16 @@ test("an admin raises the refund threshold and the next call for the same amount
   await expect(card.getByTestId("rule-current-version")).toHaveText(`refund-over-limit v${raisedVersion}`);
 
   try {
+    // The earlier task keeps the version it was decided under. It is withdrawn here: while it waits, its refund
+    // counts toward the order's refund total (the demo policy's per-order window), which would gate the next one.
+    expect((await getTask(request, SUPPORT_BOT, before)).status).toBe("working");
+    await mcp(request, SUPPORT_BOT, "tasks/cancel", { taskId: before });
     // The next call for the same amount runs at once: no task, the refund is issued.
     const after = await callTool(request, SUPPORT_BOT, "issue_refund", { order_id: "O-4410", amount: 155, reason: `after ${run}` });
     expect(after.resultType).not.toBe("task");
     expect(after.isError).toBe(false);
     expect(after.content[0].text).toContain("EUR 155.00");
     expect(after._meta?.[DISPOSITION_KEY]).toBeUndefined();
-    // The earlier task keeps the version it was decided under.
-    expect((await getTask(request, SUPPORT_BOT, before)).status).toBe("working");
 
     // Previous versions stay readable.
     await page.goto("/admin/policy/refund-over-limit");

@@ -4,6 +4,8 @@ import { useMutation } from "@tanstack/react-query";
 import { useActionState, useId, useState, type ReactNode } from "react";
 import type { RuleFormState } from "@/app/admin/policy/actions";
 import type { Rule } from "@/lib/policy/evaluate";
+import { isMoneyField, moneyText, parseMoney, ruleReason } from "@/lib/inbox/rule-words";
+import { ImpactPanel } from "./ImpactPanel";
 
 /** A rule version as the editor shows it: the policy's own rule, plus its description and whether it is current. */
 export type EditableRule = Omit<Rule, "id"> & { description: string; active: boolean };
@@ -34,7 +36,8 @@ function toDraft(r: EditableRule): Draft {
     description: r.description,
     field: r.field,
     operator: r.operator,
-    value: r.value,
+    // A money threshold is shown as money: "EUR 200.00" (stored as minor units and a currency).
+    value: isMoneyField(r.field) && r.operator !== "prefix" && /^\d+$/.test(r.value) ? moneyText(Number(r.value), r.currency) : r.value,
     currency: r.currency ?? "",
     effect: r.effect,
     approverGroup: r.approverGroup ?? "",
@@ -45,6 +48,23 @@ function toDraft(r: EditableRule): Draft {
     requireJustification: r.requireJustification,
     active: r.active,
   };
+}
+
+/** The draft as the routes take it: a money threshold as typed ("money"), anything else as "value". */
+function asFields(d: Draft): Record<string, string | boolean> {
+  const { value, currency: _currency, ...rest } = d;
+  void _currency;
+  return isMoneyField(d.field) && d.operator !== "prefix" ? { ...rest, money: value } : { ...rest, value };
+}
+
+/** The reason written from the draft's fields (the money typed as money). */
+function reasonOf(d: Draft): string {
+  const typed = isMoneyField(d.field) && d.operator !== "prefix" ? parseMoney(d.value) : null;
+  return ruleReason({
+    ...d,
+    value: typed?.ok ? String(typed.minor) : d.value,
+    currency: typed?.ok ? typed.currency : null,
+  });
 }
 
 function human(secText: string): string {
@@ -101,8 +121,16 @@ export function RuleEditor({
   const [args, setArgs] = useState(() => JSON.stringify(EXAMPLE_ARGS[rule.tool] ?? {}, null, 0));
   // A field's error from the last save stays until that field is edited.
   const [edited, setEdited] = useState<ReadonlySet<string>>(new Set());
+  // The reason is written from the fields and follows them, until the admin writes it by hand.
+  const [reasonByHand, setReasonByHand] = useState(false);
   const set = (k: keyof Draft) => (e: { target: { value: string; checked?: boolean; type?: string } }) => {
-    setDraft((d) => ({ ...d, [k]: e.target.type === "checkbox" ? !!e.target.checked : e.target.value }));
+    const v = e.target.type === "checkbox" ? !!e.target.checked : e.target.value;
+    setDraft((d) => {
+      const next = { ...d, [k]: v };
+      if (k !== "reason" && k !== "description" && !reasonByHand) next.reason = reasonOf(next);
+      return next;
+    });
+    if (k === "reason") setReasonByHand(true);
     setEdited((s) => new Set(s).add(k));
   };
   const err = state.status === "error" ? Object.fromEntries(Object.entries(state.fieldErrors).filter(([k]) => !edited.has(k))) : {};
@@ -115,16 +143,7 @@ export function RuleEditor({
       } catch {
         throw new Error("The arguments are not valid JSON.");
       }
-      const body = {
-        draft: {
-          ...draft,
-          approverGroup: draft.approverGroup || null,
-          approvalsRequired: Number(draft.approvalsRequired),
-          requestDeadlineSec: Number(draft.requestDeadlineSec),
-          approvalValiditySec: Number(draft.approvalValiditySec),
-        },
-        arguments: parsedArgs,
-      };
+      const body = { draft: asFields(draft), arguments: parsedArgs };
       const res = await fetch("/api/admin/policy/preview", {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },
@@ -136,7 +155,8 @@ export function RuleEditor({
     },
   });
 
-  const isCents = draft.field.endsWith("_cents") && /^\d+$/.test(draft.value);
+  const money = isMoneyField(draft.field) && draft.operator !== "prefix";
+  const typed = money ? parseMoney(draft.value) : null;
 
   return (
     <div className="space-y-4">
@@ -172,16 +192,18 @@ export function RuleEditor({
             <Input
               id={id("value")}
               label="Threshold value"
-              error={err.value}
+              error={err.value ?? (typed && !typed.ok && edited.has("value") ? typed.message : undefined)}
               hint={
-                isCents
-                  ? `= ${(Number(draft.value) / 100).toFixed(2)} in the call's currency`
+                typed
+                  ? typed.ok
+                    ? `= ${moneyText(typed.minor, typed.currency)}. A call in another currency always matches (it needs this rule's approval).`
+                    : "Money: the currency and the amount, e.g. EUR 200.00"
                   : draft.operator === "prefix" && draft.value.endsWith("/")
                     ? `A folder: covers ${draft.value.slice(0, -1) || "/"} itself and everything in it`
                     : undefined
               }
             >
-              {(p) => <input {...p} name="value" value={draft.value} onChange={set("value")} className={`${inputClass} font-mono`} />}
+              {(p) => <input {...p} name={money ? "money" : "value"} value={draft.value} onChange={set("value")} inputMode={money ? "decimal" : undefined} placeholder={money ? "EUR 200.00" : undefined} className={`${inputClass} font-mono`} />}
             </Input>
           </div>
           <Input id={id("approverGroup")} label="Approver group" error={err.approverGroup}>
@@ -206,9 +228,26 @@ export function RuleEditor({
             {(p) => <input {...p} name="approvalValiditySec" type="number" min={0} value={draft.approvalValiditySec} onChange={set("approvalValiditySec")} className={inputClass} />}
           </Input>
         </div>
-        <Input id={id("reason")} label="Reason shown to the agent and reviewers" error={err.reason}>
-          {(p) => <textarea {...p} name="reason" rows={2} value={draft.reason} onChange={set("reason")} className={inputClass} />}
+        <Input
+          id={id("reason")}
+          label="Reason shown to the agent and reviewers"
+          error={err.reason}
+          hint={reasonByHand ? "Written by hand; it no longer follows the fields." : "Written from the fields as they change; edit it to write your own."}
+        >
+          {(p) => <textarea {...p} name="reason" rows={2} value={draft.reason} onChange={set("reason")} className={inputClass} data-testid="rule-reason" />}
         </Input>
+        {reasonByHand && (
+          <button
+            type="button"
+            onClick={() => {
+              setReasonByHand(false);
+              setDraft((d) => ({ ...d, reason: reasonOf(d) }));
+            }}
+            className="text-sm text-indigo-800 underline"
+          >
+            Write the reason from the fields again
+          </button>
+        )}
         <div className="flex flex-wrap gap-x-6 gap-y-2 text-sm">
           <label className="flex items-center gap-2">
             <input type="checkbox" name="requireJustification" checked={draft.requireJustification} onChange={set("requireJustification")} />
@@ -271,6 +310,8 @@ export function RuleEditor({
           )}
         </div>
       </div>
+
+      <ImpactPanel body={() => ({ rule: asFields(draft) })} />
     </div>
   );
 }

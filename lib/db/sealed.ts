@@ -8,6 +8,7 @@
  *                                   summary, requester names, policy) stays readable for the inbox's SQL
  *   Clarification.answer            the requester's answers to reviewers' questions
  *   WebhookDelivery.payload         outbox payloads (they carry the request's summary)
+ *   CallRecord.snapshot             what policy evaluated for a call (its arguments and resource), for previews
  *
  * Each ciphertext is bound to its row and column (`Model.column:<row identity>`). Reads fail closed: a record
  * that does not open throws SealedRecordError, except the call binding's arguments, which read as a value that
@@ -26,6 +27,7 @@ export const SEALED: Record<string, Spec> = {
   ApprovalRequest: { identity: ["id"], whole: [], members: { body: ["arguments", "input"] } },
   Clarification: { identity: ["taskId", "key"], whole: ["answer"] },
   WebhookDelivery: { identity: ["id"], whole: ["payload"] },
+  CallRecord: { identity: ["id"], whole: ["snapshot"] },
 };
 
 const RELATIONS: Record<string, Record<string, string>> = {

@@ -137,6 +137,8 @@ function recordData(call: HistoryCall, status: "reserved" | "pending", now: Date
     amountMinor: call.money ? BigInt(call.money.minor) : null,
     currency: call.money?.currency ?? null,
     status,
+    // Sealed at rest (lib/db/sealed.ts), like a task's arguments.
+    ...(call.snapshot ? { snapshot: call.snapshot as object } : {}),
     createdAt: now,
   };
 }

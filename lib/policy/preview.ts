@@ -10,18 +10,99 @@ import { RuleInput } from "./save-rule";
 import { getTool } from "../tools/registry";
 import { ToolError } from "../tools/types";
 import { argumentsProblem, describeIssues } from "../tools/check-arguments";
+import { isMoneyField, parseMoney } from "../inbox/rule-words";
+
+/** The threshold editor's fields by their labels, so that an error says which field it is about. */
+export const FIELD_LABELS: Record<string, string> = {
+  description: "Description",
+  effect: "Effect",
+  field: "Threshold field",
+  operator: "Operator",
+  value: "Threshold value",
+  currency: "Threshold value",
+  approverGroup: "Approver group",
+  approvalsRequired: "Approvals needed",
+  requestDeadlineSec: "Request deadline",
+  approvalValiditySec: "Approval validity",
+  reason: "Reason",
+  ruleKey: "Rule key",
+  tool: "Tool",
+  form: "Rule",
+};
+
+export type RuleFields = Record<string, string | boolean | number | null | undefined>;
+
+export type FieldsResult = { ok: true; rule: RuleInput } | { ok: false; fieldErrors: Record<string, string> };
+
+const text = (v: unknown) => (typeof v === "string" ? v.trim() : typeof v === "number" ? String(v) : "");
+const whole = (v: unknown) => {
+  const t = text(v);
+  return /^-?\d+$/.test(t) ? Number(t) : Number.NaN;
+};
+
+/**
+ * The editor's fields as a rule: a money threshold (amount_cents, refundable_cents, total_cents) is typed as
+ * money ("EUR 200.00") and stored as minor units plus its currency; every other value as typed.
+ */
+export function ruleFromFields(f: RuleFields): FieldsResult {
+  const fieldErrors: Record<string, string> = {};
+  const field = text(f.field);
+  // The editor sends a money threshold as typed ("money": "EUR 200.00"); an API client may send minor units in
+  // "value" with "currency", as stored.
+  let value = text(f.value);
+  let currency: string | null = text(f.currency) || null;
+  if (typeof f.money === "string" && isMoneyField(field) && f.operator !== "prefix") {
+    const money = parseMoney(f.money);
+    if (money.ok) {
+      value = String(money.minor);
+      currency = money.currency;
+    } else fieldErrors.value = money.message;
+  }
+  const parsed = RuleInput.safeParse({
+    ruleKey: text(f.ruleKey),
+    tool: text(f.tool),
+    description: text(f.description),
+    field,
+    operator: text(f.operator),
+    value: fieldErrors.value ? "0" : value,
+    currency,
+    effect: text(f.effect),
+    approverGroup: text(f.approverGroup) || null,
+    approvalsRequired: whole(f.approvalsRequired),
+    requestDeadlineSec: whole(f.requestDeadlineSec),
+    approvalValiditySec: whole(f.approvalValiditySec),
+    requireJustification: f.requireJustification === true || f.requireJustification === "on",
+    reason: text(f.reason),
+    active: f.active === true || f.active === "on",
+  });
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const k = String(issue.path[0] ?? "form");
+      fieldErrors[k] ??= issue.code === "invalid_type" && (k.endsWith("Sec") || k === "approvalsRequired") ? "a whole number" : issue.message;
+    }
+  }
+  if (Object.keys(fieldErrors).length > 0 || !parsed.success) return { ok: false, fieldErrors };
+  return { ok: true, rule: parsed.data };
+}
+
+/** "Threshold value: at most two decimals ...; Approver group: ..." */
+export function describeFieldErrors(fieldErrors: Record<string, string>): string {
+  return Object.entries(fieldErrors)
+    .map(([k, m]) => `${FIELD_LABELS[k] ?? k}: ${m}`)
+    .join("; ");
+}
 
 export type PreviewResult =
   | { ok: true; resource: { type: string; id: string; properties: Record<string, unknown> }; current: Decision; draft: Decision; draftVersion: number }
   | { ok: false; error: string; field?: string };
 
 export async function previewRule(draftInput: unknown, args: unknown, now: Date): Promise<PreviewResult> {
-  const parsed = RuleInput.safeParse(draftInput);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return { ok: false, error: `The draft rule is not valid: ${issue?.path.join(".") || "rule"}: ${issue?.message ?? "invalid"}`, field: String(issue?.path[0] ?? "") };
+  const parsed = ruleFromFields((draftInput ?? {}) as RuleFields);
+  if (!parsed.ok) {
+    const [field] = Object.keys(parsed.fieldErrors);
+    return { ok: false, error: `The draft rule is not valid: ${describeFieldErrors(parsed.fieldErrors)}`, field };
   }
-  const draft = parsed.data;
+  const draft = parsed.rule;
   const tool = getTool(draft.tool);
   if (!tool) return { ok: false, error: `Unknown tool ${draft.tool}.` };
   const problem = argumentsProblem(args ?? {});

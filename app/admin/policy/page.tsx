@@ -26,7 +26,15 @@ export default async function PolicyPage() {
         </h1>
         <p className="mt-1 text-sm text-slate-700">
           Rules are data and versioned: saving a rule makes a new version and retires the previous one, which stays readable.
-          Each task keeps the version it was decided under.
+          Each task keeps the version it was decided under. The whole policy, as Cedar text, is in the{" "}
+          <Link href="/admin/policy/advanced" className="text-indigo-800 underline">
+            advanced editor
+          </Link>
+          ; the whole policy as one file, to export or import, on the{" "}
+          <Link href="/admin/policy/file" className="text-indigo-800 underline">
+            policy file
+          </Link>{" "}
+          page.
         </p>
       </div>
       {tools.map((tool) => (
@@ -70,6 +78,7 @@ export default async function PolicyPage() {
                           field: r.field,
                           operator: r.operator,
                           value: r.value,
+                          currency: r.currency ?? null,
                           effect: r.effect,
                           approverGroup: r.approverGroup,
                           approvalsRequired: r.approvalsRequired,

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "CallRecord" ADD COLUMN     "snapshot" JSONB;
