@@ -340,10 +340,12 @@ describe("completion: re-evaluate, then execute", () => {
       {
         ruleKey: "refund-freeze",
         tool: "issue_refund",
-        description: "Refunds are frozen",
+        // Above what the policy's own test cases refund, so saving it is not refused by them.
+        description: "Refunds above EUR 170.00 are frozen",
         field: "amount_cents",
         operator: "gt",
-        value: "0",
+        value: "17000",
+        currency: "EUR",
         effect: "deny",
         approverGroup: null,
         approvalsRequired: 0,

@@ -122,11 +122,13 @@ describe("which rules match a call", () => {
     expect(decide(call({ environment: null }, approval()), [rule({ operator: "prefix", value: "nu" })]).decision).toBe("deny");
     // A rule on an attribute the tool has no such property for denies every call of the tool, naming the rule.
     for (const r of [rule({ field: "replicas", value: "3" }), rule({ field: "environment", operator: "gte", value: "0" })]) {
-      expect(decide(call({ environment: "staging" }, approval()), [r])).toMatchObject({
+      const d = decide(call({ environment: "staging" }, approval()), [r]);
+      expect(d).toMatchObject({
         decision: "deny",
         rule: { id: "r1", ruleKey: "deploy-production" },
-        reason: "The policy rule deploy-production could not be evaluated, so the call is denied.",
+        reason: "The policy could not be evaluated for this call, so it is denied.",
       });
+      expect((d as { evaluationError?: string }).evaluationError).toMatch(/deploy-production/);
     }
     // Other tools are not affected.
     expect(decide(refund(100), [rule({ field: "replicas", value: "3" })]).decision).toBe("allow");
