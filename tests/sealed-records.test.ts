@@ -304,6 +304,10 @@ describe("retention end deletes everything derived from the task's arguments", (
     const [{ elsewhere }] = await db().$queryRaw<{ elsewhere: number }[]>`
       SELECT count(*)::int AS elsewhere FROM "CallRecord" t WHERE (to_jsonb(t) - 'resourceId')::text ILIKE ${`%${f.account}%`}`;
     expect(elsewhere).toBe(0);
+    // The record keeps no sealed snapshot of what policy evaluated (it is cleared with the task).
+    const [{ snapshots }] = await db().$queryRaw<{ snapshots: number }[]>`
+      SELECT count(*)::int AS snapshots FROM "CallRecord" WHERE "taskId" = ${f.taskId} AND snapshot IS NOT NULL`;
+    expect(snapshots).toBe(0);
     // Ciphertext cannot contain the marker: the sealed records themselves must be gone.
     expect(await db().submissionIntent.count({ where: { taskId: f.taskId } })).toBe(0);
     expect(await db().webhookDelivery.count({ where: { taskId: f.taskId } })).toBe(0);

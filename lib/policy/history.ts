@@ -37,6 +37,8 @@ export type RecordStatus = "reserved" | "pending" | "executed" | "void";
 export const COUNTED_STATUSES: readonly RecordStatus[] = ["reserved", "pending", "executed"];
 /** Records are kept this long (the sweeper purges older ones); no window may reach further back. */
 export const HISTORY_RETENTION_DAYS = 400;
+/** A record's snapshot outlives the policy preview's 30 days by one day, then it is cleared. */
+export const SNAPSHOT_RETENTION_DAYS = 31;
 export const MAX_WINDOW_SEC = HISTORY_RETENTION_DAYS * 24 * 60 * 60;
 
 const PER = new Set<HistoryDef["per"]>(["resource", "agent", "user", "tool"]);
@@ -247,6 +249,15 @@ export async function purgeCallRecords(now: Date, opts: { batch?: number; maxBat
       DELETE FROM "CallRecord" WHERE id IN (
         SELECT id FROM "CallRecord" WHERE "createdAt" < ${cutoff}::timestamp ORDER BY "createdAt" LIMIT ${batch})`;
     purged += n;
+    if (n < batch) break;
+  }
+  // What policy evaluated (the sealed snapshot, derived from the arguments) is kept only as long as the preview
+  // reads it; the record itself stays for its windows.
+  const snapshotCutoff = new Date(now.getTime() - SNAPSHOT_RETENTION_DAYS * 86_400_000);
+  for (let i = 0; i < maxBatches; i++) {
+    const n = await db().$executeRaw`
+      UPDATE "CallRecord" SET snapshot = NULL WHERE id IN (
+        SELECT id FROM "CallRecord" WHERE snapshot IS NOT NULL AND "createdAt" < ${snapshotCutoff}::timestamp ORDER BY "createdAt" LIMIT ${batch})`;
     if (n < batch) break;
   }
   return purged;
