@@ -129,6 +129,20 @@ async function measure(
   return values;
 }
 
+/** Whether any window reads calls of `tool`: only then must a call be counted before it runs. */
+export function windowsApply(defs: HistoryDef[], tool: string): boolean {
+  return defs.some((d) => d.tool === tool);
+}
+
+/**
+ * Records a call that has run, in the caller's transaction (with its audit event): for a tool no window reads,
+ * nothing waits on the record, so it is written once, after the fact, as `executed`.
+ */
+export async function recordExecuted(tx: Tx, call: HistoryCall, now: Date): Promise<void> {
+  checkCall(call);
+  await tx.callRecord.create({ data: { ...recordData(call, "reserved", now), status: "executed", settledAt: now }, select: { id: true } });
+}
+
 function recordData(call: HistoryCall, status: "reserved" | "pending", now: Date) {
   return {
     tool: call.tool,

@@ -230,10 +230,13 @@ export function buildSchema(tools: PolicyTool[], history: HistorySpec[], zones: 
   return { "": { entityTypes, actions } } as unknown as CedarSchema;
 }
 
+const formats = new Map<string, Intl.DateTimeFormat>();
+
 /** Local wall-clock fields of `now` in a named time zone (IANA), for business-hours conditions. */
 export function zoneFields(now: Date, zone: string): { hour: number; minute: number; weekday: number; date: string } {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-US", {
+  let format = formats.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-US", {
       timeZone: zone,
       hourCycle: "h23",
       year: "numeric",
@@ -242,10 +245,11 @@ export function zoneFields(now: Date, zone: string): { hour: number; minute: num
       hour: "2-digit",
       minute: "2-digit",
       weekday: "short",
-    })
-      .formatToParts(now)
-      .map((p) => [p.type, p.value]),
-  );
+    });
+    formats.set(zone, format);
+  }
+  const parts: Record<string, string> = {};
+  for (const p of format.formatToParts(now)) parts[p.type] = p.value;
   const weekday = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].indexOf(parts.weekday) + 1;
   return { hour: Number(parts.hour), minute: Number(parts.minute), weekday, date: `${parts.year}-${parts.month}-${parts.day}` };
 }

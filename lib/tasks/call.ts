@@ -8,7 +8,7 @@ import { appendAudit } from "../audit/append";
 import { digest } from "../canonical";
 import { evaluate, type Decision } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
-import { settleRecord, withHistory } from "../policy/history";
+import { recordExecuted, settleRecord, windowsApply, withHistory } from "../policy/history";
 import { callMoney } from "../policy/schema";
 import { subjectOf } from "../auth/agents";
 import { getTool, toolVersion } from "../tools/registry";
@@ -83,23 +83,22 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   // Measure recent history, decide, and record the call in one short transaction that holds the history keys'
   // locks: two calls at the same instant cannot both count a window without the other.
   const submits = (d: Decision) => d.decision === "requestable" && opts.tasks && (!d.requirements.requireJustification || !!opts.input);
-  const { result: decision, recordId } = await withHistory(
-    policy.document.history,
-    {
-      tool: tool.name,
-      agentId: principal.agentId,
-      userId: principal.userId,
-      resourceType: resource.type,
-      resourceId: resource.id,
-      money: callMoney(tool.policyResource.shape, resource.properties),
-      snapshot: { args, resource },
-    },
-    now,
-    (history) => {
-      const d = evaluate({ subject, action: { name: tool.name }, resource, context: { args, history } }, policy, now);
-      return { result: d, record: d.decision === "allow" ? "reserved" : submits(d) ? "pending" : null };
-    },
-  );
+  const historyCall = {
+    tool: tool.name,
+    agentId: principal.agentId,
+    userId: principal.userId,
+    resourceType: resource.type,
+    resourceId: resource.id,
+    money: callMoney(tool.policyResource.shape, resource.properties),
+    snapshot: { args, resource },
+  };
+  // When no window reads this tool, nothing needs counting first: an allowed call is recorded with its audit event
+  // once it ran, and only a call that opens a task is recorded before (as pending).
+  const counted = windowsApply(policy.document.history, tool.name);
+  const { result: decision, recordId } = await withHistory(policy.document.history, historyCall, now, (history) => {
+    const d = evaluate({ subject, action: { name: tool.name }, resource, context: { args, history } }, policy, now);
+    return { result: d, record: d.decision === "allow" ? (counted ? "reserved" : null) : submits(d) ? "pending" : null };
+  });
 
   if (decision.decision === "deny") {
     if (decision.evaluationError) {
@@ -118,15 +117,16 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   if (decision.decision === "allow") {
     try {
       const out = await tool.run(args, { taskId: null, now, resource: { type: resource.type, id: resource.id } });
-      if (recordId) await settleRecord({ id: recordId }, "executed", now);
-      await db().$transaction((tx) =>
-        appendAudit(tx, {
+      await db().$transaction(async (tx) => {
+        if (recordId) await settleRecord({ id: recordId }, "executed", now, tx);
+        else await recordExecuted(tx, historyCall, now);
+        await appendAudit(tx, {
           type: "call.executed",
           actor: `agent:${principal.agentId}`,
           data: { tool: tool.name, argumentsDigest, rule: decision.rule },
           at: now,
-        }),
-      );
+        });
+      });
       return { kind: "result", outcome: { text: out.text, isError: false, structured: out.structured } };
     } catch (e) {
       if (e instanceof ToolError) {
