@@ -70,7 +70,7 @@ test("JSON routes refuse cross-site requests", async ({ browser }, testInfo) => 
     requireJustification: false, reason: "Refunds above EUR 200.00 need a support lead's approval.", active: true,
   };
   const preview = (headers: Record<string, string>) =>
-    admin.page.request.post("/api/admin/policy/preview", { headers, data: { draft, arguments: { order_id: "O-1145", amount: 170 } }, failOnStatusCode: false });
+    admin.page.request.post("/api/admin/policy/preview", { headers, data: { draft, arguments: { order_id: "O-4410", amount: 170 } }, failOnStatusCode: false });
   const origin = new URL(testInfo.project.use.baseURL!).origin;
   expect((await preview({ origin: EVIL })).status()).toBe(403);
   expect((await preview({})).status()).toBe(403);

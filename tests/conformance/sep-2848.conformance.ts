@@ -106,8 +106,9 @@ describe("3. a terminal denial is a completed task whose body (not only _meta) m
     expect(textOf(d.result)).not.toMatch(/ran but failed|may have/);
 
     // failing_job: a conformance fixture whose tool always fails when it runs (approved by the automatic resolver).
-    const failing = (await callTool("failing_job", {})).body.result.taskId;
-    const e = await settle(failing);
+    // Called as the ops agent: the demo policy lets the support bot issue refunds only.
+    const failing = (await callTool("failing_job", {}, { token: OPS_BOT })).body.result.taskId;
+    const e = await settle(failing, undefined, undefined, OPS_BOT);
     expect(e).toMatchObject({ status: "completed", result: { isError: true } });
     expect(e.result._meta[DISPOSITION_KEY]).toBe("execution-error");
     expect(e.result._meta).not.toHaveProperty(AUTH_KEY);
@@ -134,25 +135,24 @@ describe("4. a changed envelope (tool, arguments, principal, or subject/resource
   it("another tool: the approval of one tool's call is no approval for a call of another tool", async () => {
     const order = await freshOrder();
     const refund = (await openRefund(order)).body.result.taskId;
-    const deploy = (await callTool("deploy_service", { service: `svc-${order.toLowerCase()}`, environment: "production", version: "1.0.0" })).body.result.taskId;
+    const deploy = (await callTool("deploy_service", { service: `svc-${order.toLowerCase()}`, environment: "production", version: "1.0.0" }, { token: OPS_BOT })).body.result.taskId;
     expect(deploy).not.toBe(refund);
     await reviewer(refund, LENA, "approve");
     expect((await settle(refund)).result._meta[DISPOSITION_KEY]).toBe("approved-executed");
-    expect((await getTask(deploy)).body.result.status).toBe("working");
+    expect((await getTask(deploy, OPS_BOT)).body.result.status).toBe("working");
     expect(await db().deployment.count({ where: { service: `svc-${order.toLowerCase()}` } })).toBe(0);
   });
 
   it("the resource changed while pending: the approval no longer applies and the task ends denied-not-executed", async () => {
     const order = await freshOrder(18_000);
     const taskId = (await openRefund(order, { amount: 180 })).body.result.taskId;
-    // A small refund that needs no approval changes the order (its refundable remainder) meanwhile.
-    const small = await callTool("issue_refund", { order_id: order, amount: 10 });
-    expect(small.body.result.isError).toBe(false);
+    // The shop changes the order meanwhile (EUR 10.00 refunded outside Countersign): its refundable remainder is less.
+    await db().order.update({ where: { id: order }, data: { refundedCents: { increment: 1000 } } });
     await reviewer(taskId, LENA, "approve");
     const t = await settle(taskId);
     expect(t.result._meta[DISPOSITION_KEY]).toBe("denied-not-executed");
     expect(textOf(t.result)).toMatch(/did not run/);
-    expect(await refunds(order)).toBe(1);
+    expect(await refunds(order)).toBe(0);
   });
 });
 
@@ -213,13 +213,14 @@ describe("7. submission input flows through the task input channel", () => {
     await db().policyRule.updateMany({ where: { ruleKey: "deploy-production", active: true }, data: { requireJustification: true } });
     try {
       const args = { service: `svc-${Date.now().toString(36)}`, environment: "production", version: "2.0.1" };
-      const first = await callTool("deploy_service", args, { caps: TASKS_AND_FORMS });
+      const first = await callTool("deploy_service", args, { caps: TASKS_AND_FORMS, token: OPS_BOT });
       expect(first.body.result).toMatchObject({ resultType: "input_required", requestState: expect.any(String) });
       const key = Object.keys(first.body.result.inputRequests)[0];
       expect(first.body.result.inputRequests[key]).toMatchObject({ method: "elicitation/create", params: { mode: "form" } });
       expect(await db().approvalRequest.count({ where: { body: { path: ["arguments", "service"], equals: args.service } } })).toBe(0);
       const retry = await callTool("deploy_service", args, {
         caps: TASKS_AND_FORMS,
+        token: OPS_BOT,
         extra: { requestState: first.body.result.requestState, inputResponses: { [key]: { action: "accept", content: { justification: "Rollout of the fix for INC-42", ticket: "INC-42" } } } },
       });
       expect(retry.body.result).toMatchObject({ resultType: "task", status: "working" });
@@ -227,6 +228,7 @@ describe("7. submission input flows through the task input channel", () => {
       // The state is single-use.
       const replay = await callTool("deploy_service", args, {
         caps: TASKS_AND_FORMS,
+        token: OPS_BOT,
         extra: { requestState: first.body.result.requestState, inputResponses: { [key]: { action: "accept", content: { justification: "Rollout of the fix for INC-42" } } } },
       });
       expect(replay.body.error).toMatchObject({ code: -32602 });

@@ -51,10 +51,10 @@ export function textOf(result: { content?: { text?: string }[] } | undefined): s
 }
 
 /** Polls tasks/get until the task leaves working (or input_required when `until` says so). */
-export async function settle(taskId: string, until: (status: string) => boolean = (s) => ["completed", "failed", "cancelled"].includes(s), timeoutMs = 20_000): Promise<any> {
+export async function settle(taskId: string, until: (status: string) => boolean = (s) => ["completed", "failed", "cancelled"].includes(s), timeoutMs = 20_000, token?: string): Promise<any> {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    const r = await getTask(taskId);
+    const r = await getTask(taskId, token);
     expect(r.status).toBe(200);
     if (until(r.body.result.status) || Date.now() > end) return r.body.result;
     await new Promise((res) => setTimeout(res, 200));

@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import bcrypt from "bcryptjs";
 import { db, Prisma } from "../../db/client";
 import { CONFORMANCE_FIXTURE_TOOLS } from "../../tools/conformance-fixtures";
+import { currentDocument, saveDocument } from "../../policy/store";
 
 export const RESOLVER_GROUP = "conformance-resolver";
 export const RESOLVER_EMAIL = "conformance-resolver@countersign.test";
@@ -62,5 +63,20 @@ async function seed(): Promise<void> {
         createdBy: "conformance",
       },
     }));
+  }
+  // The fixtures are permitted by posture (the demo policy permits only the demo tools); their form rules above
+  // make every call a requestable denial.
+  const current = await currentDocument();
+  const tools = { ...current.body.defaults.tools };
+  let missing = false;
+  for (const tool of CONFORMANCE_FIXTURE_TOOLS) {
+    if (tools[tool.name] === undefined) {
+      tools[tool.name] = "allow";
+      missing = true;
+    }
+  }
+  if (missing) {
+    const saved = await saveDocument({ ...current.body, defaults: { ...current.body.defaults, tools } }, "conformance", new Date(), { note: "Conformance fixtures permitted." });
+    if (!saved.ok) throw new Error(`conformance policy not saved: ${saved.problems.map((p) => p.message).join("; ")}`);
   }
 }
