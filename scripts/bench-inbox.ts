@@ -10,8 +10,7 @@
  *   TASKS=100000 PENDING=10000 RUNS=7 npx tsx scripts/bench-inbox.ts
  *   DATABASE_URL=postgres://user@127.0.0.1:5432/postgres npx tsx scripts/bench-inbox.ts
  */
-import pg from "pg";
-import { startEmbedded, type EmbeddedServer } from "../lib/db/embedded";
+import { scratchDatabase } from "./bench-db";
 import { applyMigrations } from "../lib/db/migrate";
 import { seedDemo } from "../lib/db/seed";
 
@@ -23,34 +22,8 @@ function log(line = "") {
   console.log(line);
 }
 
-/** A scratch database: in-memory PGlite, or a fresh database on the server at DATABASE_URL. */
-async function scratch(): Promise<{ url: string; kind: string; drop(): Promise<void> }> {
-  const base = process.env.DATABASE_URL;
-  if (!base) {
-    const server: EmbeddedServer = await startEmbedded({ dataDir: null });
-    return { url: server.url, kind: "embedded PGlite (in memory)", drop: () => server.stop() };
-  }
-  const name = `countersign_bench_${process.pid}_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const version = (await admin.query("SHOW server_version")).rows[0].server_version;
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    kind: `PostgreSQL ${version} (scratch database ${name})`,
-    async drop() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
-const db0 = await scratch();
+const db0 = await scratchDatabase();
 process.env.DATABASE_URL = db0.url;
 process.env.DB_POOL_MAX ??= "4";
 

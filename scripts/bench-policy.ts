@@ -12,8 +12,7 @@
  *   RECORDS=100000 N=400 npx tsx scripts/bench-policy.ts
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx scripts/bench-policy.ts
  */
-import pg from "pg";
-import { startEmbedded, type EmbeddedServer } from "../lib/db/embedded";
+import { scratchDatabase } from "./bench-db";
 import { applyMigrations } from "../lib/db/migrate";
 
 const RECORDS = Number(process.env.RECORDS ?? 100_000);
@@ -21,31 +20,6 @@ const N = Number(process.env.N ?? 400);
 process.env.COUNTERSIGN_MAX_PENDING_PER_AGENT ??= "100000";
 process.env.COUNTERSIGN_SUBMISSIONS_PER_MINUTE ??= "100000";
 
-async function scratch(): Promise<{ url: string; kind: string; drop(): Promise<void> }> {
-  const base = process.env.DATABASE_URL;
-  if (!base) {
-    const server: EmbeddedServer = await startEmbedded({ dataDir: null });
-    return { url: server.url, kind: "embedded PGlite (in memory)", drop: () => server.stop() };
-  }
-  const name = `countersign_bench_${process.pid}_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const version = (await admin.query("SHOW server_version")).rows[0].server_version;
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    kind: `PostgreSQL ${version} (scratch database ${name})`,
-    async drop() {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -62,7 +36,7 @@ async function timeEach(n: number, f: (i: number) => unknown): Promise<number> {
   return median(out);
 }
 
-const db0 = await scratch();
+const db0 = await scratchDatabase();
 process.env.DATABASE_URL = db0.url;
 await applyMigrations(db0.url);
 

@@ -9,8 +9,7 @@ import { db } from "../db/client";
 import { digest } from "../canonical";
 import { evaluate, type ApprovalInput, type Decision } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
-import { measureHistory } from "../policy/history";
-import { callMoney } from "../policy/schema";
+import { historyCallOf, measureHistory } from "../policy/history";
 import { getTool, toolVersion } from "../tools/registry";
 import { ToolBusyError, ToolError } from "../tools/types";
 import type { DenialCause } from "./outcomes";
@@ -42,14 +41,7 @@ export async function reevaluate(task: Task, approval: ApprovalInput, now: Date)
   // History now, without this task's own record (it is pending in it): what else ran or waits in the window.
   const history = await measureHistory(
     policy.document.history,
-    {
-      tool: tool.name,
-      agentId: task.agentId,
-      userId: task.principalUserId,
-      resourceType: resource.type,
-      resourceId: resource.id,
-      money: callMoney(tool.policyResource.shape, resource.properties),
-    },
+    historyCallOf(tool, { agentId: task.agentId, userId: task.principalUserId }, resource),
     now,
     { excludeTaskId: task.id },
   );

@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../db/client";
 import { T0, at, DAY, HOUR, SEC } from "../../tests/support/proof";
 import {
+  recordPendingForTask,
   HistoryInputError,
   MAX_WINDOW_SEC,
   measureHistory,
@@ -185,13 +186,19 @@ describe("recording", () => {
 
   it("a tool without definitions still records its calls, for definitions added later", async () => {
     const seen: unknown[] = [];
-    const out = await withHistory([], { ...CALL, money: null }, T0, (v) => {
+    const reserved = await withHistory([], { ...CALL, money: null }, T0, (v) => {
       seen.push(v);
-      return { result: null, record: "pending" };
+      return { result: null, record: "reserved" };
     });
     expect(seen).toEqual([{}]);
-    expect(await db().callRecord.findUniqueOrThrow({ where: { id: out.recordId! } })).toMatchObject({ status: "pending", amountMinor: null, currency: null });
-    expect(await measureHistory([def("resource")], CALL, at(SEC))).toEqual({ by_resource: { total: 0, count: 1 } });
+    expect(await db().callRecord.findUniqueOrThrow({ where: { id: reserved.recordId! } })).toMatchObject({ status: "reserved", amountMinor: null, currency: null });
+    // A pending call is written with the task it opens, in that transaction (nothing waited for it).
+    const pending = await withHistory([], CALL, T0, () => ({ result: null, record: "pending" }));
+    expect(pending).toEqual({ result: null, recordId: null, recordWithTask: true });
+    expect(await db().callRecord.count()).toBe(1);
+    await db().$transaction((tx) => recordPendingForTask(tx, CALL, "task-1", T0));
+    expect(await db().callRecord.findUniqueOrThrow({ where: { taskId: "task-1" } })).toMatchObject({ status: "pending", amountMinor: 2_500_000n, currency: "USD" });
+    expect(await measureHistory([def("resource")], CALL, at(SEC))).toEqual({ by_resource: { total: 2_500_000, count: 2 } });
   });
 
   it("a definition or call it cannot count correctly is refused, never counted wrong", async () => {

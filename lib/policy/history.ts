@@ -14,6 +14,7 @@
  */
 import { createHash } from "node:crypto";
 import { db, Prisma } from "../db/client";
+import { callMoney, type ResourceAttr } from "./schema";
 
 export type HistoryDef = { name: string; tool: string; windowSec: number; per: "resource" | "agent" | "user" | "tool" };
 export type HistoryCall = {
@@ -29,6 +30,22 @@ export type HistoryCall = {
    */
   snapshot?: { args: unknown; resource: { type: string; id: string; properties: Record<string, string | number | boolean | null> } };
 };
+/** The call as history counts it: a tool's call by an agent for a user, on the resource its mapping read. */
+export function historyCallOf(
+  tool: { name: string; policyResource: { shape: Record<string, ResourceAttr> } },
+  by: { agentId: string; userId: string },
+  resource: { type: string; id: string; properties: Record<string, string | number | boolean | null> },
+): HistoryCall {
+  return {
+    tool: tool.name,
+    agentId: by.agentId,
+    userId: by.userId,
+    resourceType: resource.type,
+    resourceId: resource.id,
+    money: callMoney(tool.policyResource.shape, resource.properties),
+  };
+}
+
 /** total: sum of amountMinor of counted calls in the call's currency (0 when the call has no money); count: number of counted calls. */
 export type HistoryValues = Record<string, { total: number; count: number }>;
 
@@ -143,6 +160,15 @@ export async function recordExecuted(tx: Tx, call: HistoryCall, now: Date): Prom
   await tx.callRecord.create({ data: { ...recordData(call, "reserved", now), status: "executed", settledAt: now }, select: { id: true } });
 }
 
+/**
+ * Records a call that opens approval task `taskId` as pending, bound to that task, in the transaction that records
+ * the submission: for a call no window counted (withHistory said `recordWithTask`), so nothing waited for it.
+ */
+export async function recordPendingForTask(tx: Tx, call: HistoryCall, taskId: string, now: Date): Promise<void> {
+  checkCall(call);
+  await tx.callRecord.create({ data: { ...recordData(call, "pending", now), taskId }, select: { id: true } });
+}
+
 function recordData(call: HistoryCall, status: "reserved" | "pending", now: Date) {
   return {
     tool: call.tool,
@@ -165,19 +191,24 @@ function recordData(call: HistoryCall, status: "reserved" | "pending", now: Date
  * call about to run, `pending` for one that opens an approval task, null for one that is refused or asks first).
  * Concurrent calls of a group the call is counted in wait for each other, so none decides on a total that misses
  * another's record. `decide` runs inside the transaction and must not wait on anything.
+ *
+ * When no definition applies to the tool, there is nothing to measure or to wait for, and a `pending` call is not
+ * written here: `recordWithTask` tells the caller to record it with the task it opens (recordPendingForTask), in
+ * the same transaction, so an approval request costs no statement of its own. The record is still kept, for
+ * definitions added later.
  */
 export async function withHistory<T>(
   defs: HistoryDef[],
   call: HistoryCall,
   now: Date,
   decide: (values: HistoryValues) => { result: T; record: "reserved" | "pending" | null },
-): Promise<{ result: T; recordId: string | null }> {
+): Promise<{ result: T; recordId: string | null; recordWithTask?: true }> {
   checkCall(call);
   const applicable = checkDefs(defs, call.tool);
   if (applicable.length === 0) {
-    // Nothing to measure or to wait for; the record is still kept, for definitions added later.
     const { result, record } = decide({});
     if (!record) return { result, recordId: null };
+    if (record === "pending") return { result, recordId: null, recordWithTask: true };
     const row = await db().callRecord.create({ data: recordData(call, record, now), select: { id: true } });
     return { result, recordId: row.id };
   }

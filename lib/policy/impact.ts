@@ -20,8 +20,7 @@ import type { PolicyProblem } from "./cedar";
 import { compilePolicy, type StoredDocument } from "./compile";
 import { PolicyDocument } from "./document";
 import { evaluate, type CompiledPolicy, type Decision, type ResourceView, type Rule, type Subject } from "./evaluate";
-import { measureHistory, type HistoryDef, type HistoryValues } from "./history";
-import { callMoney } from "./schema";
+import { historyCallOf, measureHistory, type HistoryDef, type HistoryValues } from "./history";
 import { compileStored, currentDocument, currentRules } from "./store";
 
 export const IMPACT_DAYS = 30;
@@ -318,14 +317,7 @@ export async function previewImpact(draft: Draft, now: Date, opts: { limit?: num
       }
       throw e;
     }
-    const call = {
-      tool: tool.name,
-      agentId: task.agentId,
-      userId: task.principalUserId,
-      resourceType: resource.type,
-      resourceId: resource.id,
-      money: callMoney(tool.policyResource.shape, resource.properties),
-    };
+    const call = historyCallOf(tool, { agentId: task.agentId, userId: task.principalUserId }, resource);
     const [hNow, hNext] = await Promise.all([
       measureHistory(current.document.history, call, now, { excludeTaskId: task.id }),
       measureHistory(next.document.history, call, now, { excludeTaskId: task.id }),

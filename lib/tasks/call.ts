@@ -8,8 +8,7 @@ import { appendAudit } from "../audit/append";
 import { digest } from "../canonical";
 import { evaluate, type Decision } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
-import { recordExecuted, settleRecord, windowsApply, withHistory } from "../policy/history";
-import { callMoney } from "../policy/schema";
+import { historyCallOf, recordExecuted, settleRecord, windowsApply, withHistory } from "../policy/history";
 import { subjectOf } from "../auth/agents";
 import { getTool, toolVersion } from "../tools/registry";
 import { ToolError } from "../tools/types";
@@ -83,19 +82,11 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   // Measure recent history, decide, and record the call in one short transaction that holds the history keys'
   // locks: two calls at the same instant cannot both count a window without the other.
   const submits = (d: Decision) => d.decision === "requestable" && opts.tasks && (!d.requirements.requireJustification || !!opts.input);
-  const historyCall = {
-    tool: tool.name,
-    agentId: principal.agentId,
-    userId: principal.userId,
-    resourceType: resource.type,
-    resourceId: resource.id,
-    money: callMoney(tool.policyResource.shape, resource.properties),
-    snapshot: { args, resource },
-  };
+  const historyCall = { ...historyCallOf(tool, principal, resource), snapshot: { args, resource } };
   // When no window reads this tool, nothing needs counting first: an allowed call is recorded with its audit event
   // once it ran, and only a call that opens a task is recorded before (as pending).
   const counted = windowsApply(policy.document.history, tool.name);
-  const { result: decision, recordId } = await withHistory(policy.document.history, historyCall, now, (history) => {
+  const { result: decision, recordId, recordWithTask } = await withHistory(policy.document.history, historyCall, now, (history) => {
     const d = evaluate({ subject, action: { name: tool.name }, resource, context: { args, history } }, policy, now);
     return { result: d, record: d.decision === "allow" ? (counted ? "reserved" : null) : submits(d) ? "pending" : null };
   });
@@ -170,6 +161,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
       requirements: decision.requirements,
       input: opts.input,
       historyRecordId: recordId ?? undefined,
+      historyCall: recordWithTask ? historyCall : undefined,
     },
     now,
   );

@@ -15,6 +15,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { db, Prisma } from "../db/client";
+import type { Task } from "../db/generated/client";
 import { appendAudit } from "../audit/append";
 import { approvalBackend } from "../approvals/inbox-backend";
 import type { SubmissionBody, SubmissionInput, Submitted } from "../approvals/backend";
@@ -22,7 +23,7 @@ import { digest } from "../canonical";
 import { config } from "../config";
 import { faultPoint } from "../faults";
 import { logFailure } from "../log";
-import { linkRecordToTask, settleRecord } from "../policy/history";
+import { linkRecordToTask, recordPendingForTask, settleRecord, type HistoryCall } from "../policy/history";
 import type { EvaluationRequest, Requirements, RuleRef } from "../policy/evaluate";
 import { enforceCallerLimits } from "./limits";
 import { toView } from "./view";
@@ -88,6 +89,8 @@ export type CreateInput = {
   input?: SubmissionInput;
   /** The call's pending record in policy history (withHistory), linked to the task this call opens. */
   historyRecordId?: string | null;
+  /** Or the call itself, recorded as pending with the task this call opens (withHistory's `recordWithTask`). */
+  historyCall?: HistoryCall;
 };
 
 /** The call opened no task of its own: its history record stops counting (best effort; the error that got here wins). */
@@ -122,8 +125,9 @@ export async function createApprovalTask(input: CreateInput, now: Date): Promise
   const submitted = await approvalBackend().submit(key, body, now);
   faultPoint("after-submit");
 
-  await bindTask(key, submitted, now);
-  return toView(await db().task.findUniqueOrThrow({ where: { id: taskId } }));
+  // The row this call created is the task as it stands; only when another process bound the intent first is it read.
+  const created = await bindTask(key, submitted, now);
+  return toView(created ?? (await db().task.findUniqueOrThrow({ where: { id: taskId } })));
 }
 
 /** Steps 1 and 2: an open identical task to join, or the recorded intent (with the history record linked). */
@@ -184,6 +188,7 @@ async function recordIntent(input: CreateInput, recordId: string | null, now: Da
         },
       });
       if (recordId) await linkRecordToTask(recordId, taskId, tx);
+      else if (input.historyCall) await recordPendingForTask(tx, input.historyCall, taskId, now);
     });
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
@@ -199,17 +204,17 @@ async function recordIntent(input: CreateInput, recordId: string | null, now: Da
  * Creates the task row for an intent whose request the backend accepted, and marks the intent bound. Idempotent:
  * used by creation and by reconciliation after a crash.
  */
-export async function bindTask(key: string, submitted: Submitted, now: Date): Promise<void> {
+export async function bindTask(key: string, submitted: Submitted, now: Date): Promise<Task | null> {
   const { handle } = submitted;
-  await db().$transaction(async (tx) => {
+  return db().$transaction(async (tx) => {
     const intent = await tx.submissionIntent.findUniqueOrThrow({ where: { idempotencyKey: key } });
     const body = intent.body as unknown as SubmissionBody;
     const ctx = intent.requester as unknown as RequesterContext;
     const bound = await tx.submissionIntent.updateMany({ where: { idempotencyKey: key, state: "open" }, data: { state: "bound", handle } });
-    if (bound.count !== 1) return;
+    if (bound.count !== 1) return null;
     // One pending deadline: the task waits exactly as long as the backend holds the request open.
     const requestDeadline = submitted.deadline;
-    await tx.task.create({
+    const task = await tx.task.create({
       data: {
         id: intent.taskId,
         agentId: ctx.principal.agentId,
@@ -244,5 +249,6 @@ export async function bindTask(key: string, submitted: Submitted, now: Date): Pr
       data: { tool: ctx.tool, argumentsDigest: ctx.argumentsDigest, rule: ctx.rule, generation: intent.generation },
       at: now,
     });
+    return task;
   });
 }
