@@ -3,6 +3,7 @@
 import { useRouter } from "next/navigation";
 import { useEffect, useId, useRef, useState } from "react";
 import { ImpactPanel } from "./ImpactPanel";
+import { ProblemList } from "./ProblemList";
 
 type Problem = { where: "policies" | "settings"; message: string; line?: number; column?: number; policyId?: string };
 type Check = { state: "idle" | "checking" | "checked" | "failed"; problems: Problem[]; document: unknown };
@@ -63,14 +64,7 @@ function CodeArea({
         {problems.length === 0 ? (
           <p className="text-xs text-emerald-900">No problems.</p>
         ) : (
-          <ul className="space-y-0.5 text-xs text-red-800">
-            {problems.map((p, i) => (
-              <li key={i}>
-                {p.line ? `Line ${p.line}, column ${p.column ?? 1}: ` : ""}
-                {p.message}
-              </li>
-            ))}
-          </ul>
+          <ProblemList problems={problems} className="space-y-0.5 text-xs text-red-800" />
         )}
       </div>
     </div>

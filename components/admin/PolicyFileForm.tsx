@@ -2,8 +2,9 @@
 
 import { useRouter } from "next/navigation";
 import { useId, useState } from "react";
+import { ProblemList, type PositionedProblem } from "./ProblemList";
 
-type Problem = { message: string; line?: number; column?: number };
+type Problem = PositionedProblem;
 type State =
   | { step: "edit" }
   | { step: "busy" }
@@ -84,14 +85,7 @@ export function PolicyFileForm() {
         {state.step === "problems" && (
           <div role="alert" className="rounded-md bg-red-50 px-3 py-2 text-red-800" data-testid="policy-file-problems">
             <p>{state.message}</p>
-            <ul className="list-disc pl-5">
-              {state.problems.map((p, i) => (
-                <li key={i}>
-                  {p.line ? `Line ${p.line}, column ${p.column ?? 1}: ` : ""}
-                  {p.message}
-                </li>
-              ))}
-            </ul>
+            <ProblemList problems={state.problems} className="list-disc pl-5" />
           </div>
         )}
         {state.step === "diff" && (

@@ -4,10 +4,8 @@
  * honoured only while valid, from the required group, with enough distinct approvers.
  */
 import { describe, expect, it } from "vitest";
-import { policyTools } from "../tools/registry";
-import { compilePolicy } from "./compile";
-import { PolicyDocument } from "./document";
-import { evaluate, type ApprovalInput, type CompiledPolicy, type EvaluationRequest, type Rule } from "./evaluate";
+import { compiledFormRules } from "../../tests/support/form-rules";
+import { evaluate, type ApprovalInput, type EvaluationRequest, type Rule } from "./evaluate";
 
 const now = new Date("2026-11-30T10:00:00Z");
 
@@ -29,15 +27,7 @@ const rule = (over: Partial<Rule>): Rule => ({
   ...over,
 });
 
-/** The form rules over a document whose default posture allows: a call no rule matches runs. */
-function compiled(rules: Rule[]): CompiledPolicy {
-  const r = compilePolicy(
-    { rules, document: { id: "doc-1", version: 1, body: PolicyDocument.parse({ defaults: { posture: "allow" } }) }, tools: policyTools() },
-    { strict: false },
-  );
-  if (!r.ok) throw new Error(r.problems.map((p) => p.message).join("; "));
-  return r.policy;
-}
+const compiled = compiledFormRules;
 
 const decide = (req: EvaluationRequest, rules: Rule[]) => evaluate(req, compiled(rules), now);
 

@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { policyTools } from "../tools/registry";
-import { compilePolicy } from "./compile";
-import { PolicyDocument } from "./document";
-import { evaluate, type CompiledPolicy, type EvaluationRequest, type Rule } from "./evaluate";
+import { compiledFormRules } from "../../tests/support/form-rules";
+import { evaluate, type EvaluationRequest, type Rule } from "./evaluate";
 
 const refundRule: Rule = {
   id: "r1",
@@ -22,15 +20,7 @@ const refundRule: Rule = {
 };
 const now = new Date("2026-11-30T10:00:00Z");
 
-/** The form rules over a document whose default posture allows: a call no rule matches runs, as before policy documents. */
-function compiled(rules: Rule[]): CompiledPolicy {
-  const r = compilePolicy(
-    { rules, document: { id: "doc-1", version: 1, body: PolicyDocument.parse({ defaults: { posture: "allow" } }) }, tools: policyTools() },
-    { strict: false },
-  );
-  if (!r.ok) throw new Error(r.problems.map((p) => p.message).join("; "));
-  return r.policy;
-}
+const compiled = compiledFormRules;
 
 const subject: EvaluationRequest["subject"] = {
   agentId: "a1",

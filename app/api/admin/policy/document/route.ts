@@ -1,13 +1,11 @@
-import { NextResponse } from "next/server";
 import { z } from "zod";
-import { ADMIN_ROLES, authorizeRequest } from "@/lib/auth/session";
+import { adminJson, jsonAnswer } from "@/lib/web/admin-json";
 import { draftBody } from "@/lib/policy/console-document";
 import { saveDocument } from "@/lib/policy/store";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 
-const NO_STORE = { "Cache-Control": "no-store" };
 const bodySchema = z.object({ policies: z.string().max(2_000_000), settings: z.string().max(2_000_000), note: z.string().max(200).optional() }).strict();
 
 /**
@@ -15,16 +13,14 @@ const bodySchema = z.object({ policies: z.string().max(2_000_000), settings: z.s
  * cases (saveDocument runs both); refused with its problems, nothing saved.
  */
 export async function POST(request: Request) {
-  const who = await authorizeRequest(request, ADMIN_ROLES);
-  if (!who.ok) return NextResponse.json({ error: who.error }, { status: who.status, headers: NO_STORE });
-  const body = bodySchema.safeParse(await request.json().catch(() => null));
-  if (!body.success) return NextResponse.json({ error: "Send { policies, settings }." }, { status: 400, headers: NO_STORE });
-  const draft = draftBody(body.data);
-  if (!draft.ok) return NextResponse.json({ error: "Not saved: the draft has problems.", problems: draft.problems }, { status: 422, headers: NO_STORE });
-  const saved = await saveDocument(draft.body, who.user.id, new Date(), { note: body.data.note });
+  const req = await adminJson(request, bodySchema, "{ policies, settings }");
+  if (!req.ok) return req.response;
+  const draft = draftBody(req.body);
+  if (!draft.ok) return jsonAnswer({ error: "Not saved: the draft has problems.", problems: draft.problems }, 422);
+  const saved = await saveDocument(draft.body, req.user.id, new Date(), { note: req.body.note });
   if (!saved.ok) {
     const problems = saved.problems.map((p) => ({ ...p, where: p.line !== undefined || (p.policyId && !p.policyId.startsWith("rule:")) ? "policies" : "settings" }));
-    return NextResponse.json({ error: "Not saved: the draft has problems.", problems }, { status: 422, headers: NO_STORE });
+    return jsonAnswer({ error: "Not saved: the draft has problems.", problems }, 422);
   }
-  return NextResponse.json({ version: saved.version, unchanged: saved.unchanged }, { headers: NO_STORE });
+  return jsonAnswer({ version: saved.version, unchanged: saved.unchanged });
 }

@@ -1,0 +1,17 @@
+/**
+ * Form rules compiled over a document whose default posture allows, so a call no rule matches runs: the shape the
+ * decision tests of form rules judge against.
+ */
+import { compilePolicy } from "../../lib/policy/compile";
+import { PolicyDocument } from "../../lib/policy/document";
+import type { CompiledPolicy, Rule } from "../../lib/policy/evaluate";
+import { policyTools } from "../../lib/tools/registry";
+
+export function compiledFormRules(rules: Rule[]): CompiledPolicy {
+  const r = compilePolicy(
+    { rules, document: { id: "doc-1", version: 1, body: PolicyDocument.parse({ defaults: { posture: "allow" } }) }, tools: policyTools() },
+    { strict: false },
+  );
+  if (!r.ok) throw new Error(r.problems.map((p) => p.message).join("; "));
+  return r.policy;
+}
