@@ -33,6 +33,7 @@ export async function purgeExpiredTasks(now: Date, limit = 200): Promise<number>
         WHERE "taskId" = ${t.id}`;
       await tx.clarification.updateMany({ where: { taskId: t.id }, data: { question: REDACTED, answer: Prisma.DbNull } });
       await tx.webhookDelivery.deleteMany({ where: { taskId: t.id } });
+      await tx.notification.deleteMany({ where: { taskId: t.id } });
       // The call's history record stays for its windows, without the snapshot of what policy evaluated.
       await tx.$executeRaw`UPDATE "CallRecord" SET snapshot = NULL WHERE "taskId" = ${t.id}`;
       await appendAudit(tx, { type: "task.purged", actor: "system", taskId: t.id, data: { argumentsDigest: t.argumentsDigest }, at: now });
