@@ -36,7 +36,7 @@ const STATUS_LABELS: Record<InboxParams["status"], string> = {
 /** The reviewer's inbox: filters, search, sort, keyset pages, refreshed every few seconds from /api/inbox. */
 export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Props) {
   const query = toQuery(params);
-  const { data, error, isFetching } = useQuery({
+  const { data, error, isFetching, dataUpdatedAt } = useQuery({
     queryKey: ["inbox", query],
     queryFn: async (): Promise<InboxPage> => {
       const res = await fetch(`/api/inbox${query}`, { cache: "no-store", headers: { accept: "application/json" } });
@@ -50,9 +50,10 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Pr
 
   const signedOut = error instanceof HttpError && error.status === 401;
   const fresh = useArrivals(query, data.items);
+  // On every refresh: the page's metadata may set the title again after the first render.
   useEffect(() => {
     document.title = inboxTitle(data.total, data.totalCapped);
-  }, [data.total, data.totalCapped]);
+  }, [data.total, data.totalCapped, dataUpdatedAt]);
   const filtered = !!(params.tool || params.group || params.q || params.status !== "all");
   const base = { tool: params.tool, group: params.group, status: params.status, q: params.q, sort: params.sort };
   const later = params.sort === "expiring" ? "Later deadlines" : "Older";
