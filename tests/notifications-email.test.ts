@@ -10,10 +10,10 @@ import { SMTPServer } from "smtp-server";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
 import { sweep } from "../lib/execution/sweep";
-import { deliverNotifications, NOTIFY_RETRY_DELAYS_MS } from "../lib/notify/deliver";
+import { deliverNotifications, NOTIFY_LEASE_MS, NOTIFY_RETRY_DELAYS_MS } from "../lib/notify/deliver";
 import { enqueueNotifications } from "../lib/notify/outbox";
 import { decide } from "../lib/tasks/decide";
-import { approveOnly, at, DAY, gatedCall, HOUR, LEADS, MIN, T0, TREASURY } from "./support/proof";
+import { approveOnly, at, DAY, gatedCall, HOUR, LEADS, MIN, startWorker, T0, TREASURY } from "./support/proof";
 import { principal, requestIdOf, resetDb, userId } from "./support/db";
 
 type Mail = { envelopeTo: string[]; parsed: ParsedMail };
@@ -223,5 +223,27 @@ describe("email notifications through an SMTP server", () => {
     const before = await db().notification.count();
     await transfer(at(2 * HOUR), "another");
     expect(await db().notification.count()).toBe(before);
+  });
+
+  it("nothing lost on a crash: a request committed by a process killed right after is announced, and a send the process died after is sent again under the same Message-ID", async () => {
+    // The creating process dies by SIGKILL after the backend committed the request (before its task is bound).
+    const creator = startWorker("crash-worker.ts", ["call", "support-bot", "issue_refund", JSON.stringify({ order_id: "O-2289" }), T0.toISOString()], { COUNTERSIGN_FAULT: "after-submit" });
+    expect(await creator.exited).toEqual({ code: null, signal: "SIGKILL" });
+    const req = await db().approvalRequest.findFirstOrThrow();
+    expect((await db().notification.findMany({ where: { requestId: req.id } })).map((n) => n.kind)).toEqual(["created", "created"]);
+
+    // A deliverer dies by SIGKILL after the SMTP server accepted a message, before marking it sent.
+    const deliverer = startWorker("crash-worker.ts", ["deliver-notifications", at(1000).toISOString()], { COUNTERSIGN_FAULT: "after-notification-sent" });
+    expect(await deliverer.exited).toEqual({ code: null, signal: "SIGKILL" });
+    expect(mails).toHaveLength(1);
+    const first = mails[0];
+    // The restarted deliverer sends the other one now, and the interrupted one once its lease has passed.
+    expect(await deliverNotifications(at(2000))).toMatchObject({ sent: 1 });
+    expect(await deliverNotifications(at(1000 + NOTIFY_LEASE_MS))).toMatchObject({ sent: 1 });
+    expect(await db().notification.count({ where: { status: "sent" } })).toBe(2);
+    const again = mails.filter((m) => to(m) === to(first));
+    expect(again).toHaveLength(2);
+    expect(again[1].parsed.messageId).toBe(first.parsed.messageId);
+    expect(recipients(mails)).toEqual([...LEADS, to(first)].sort());
   });
 });

@@ -8,6 +8,7 @@
  */
 import { SealedRecordError } from "../crypto/seal";
 import { db } from "../db/client";
+import { faultPoint } from "../faults";
 import { isEligibleReviewer } from "../approvals/eligibility";
 import { readBody, summaryOf } from "../inbox/body";
 import { enabledChannels, SendError, type NotificationChannel } from "./channels";
@@ -16,7 +17,8 @@ import { requestLink } from "./settings";
 
 /** Delay before attempt n+1 (after n failures); after the last entry the notification is marked failed. */
 export const NOTIFY_RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 1_800_000, 3_600_000];
-const LEASE_MS = 60_000;
+/** How long a leased row is held before another deliverer may send it again (after a crash). */
+export const NOTIFY_LEASE_MS = 60_000;
 
 export type NotifyReport = { sent: number; retried: number; failed: number; skipped: number };
 
@@ -34,7 +36,7 @@ export async function deliverNotifications(
   for (const n of due) {
     const lease = await db().notification.updateMany({
       where: { id: n.id, status: "pending", nextAttemptAt: n.nextAttemptAt },
-      data: { nextAttemptAt: new Date(now.getTime() + LEASE_MS) },
+      data: { nextAttemptAt: new Date(now.getTime() + NOTIFY_LEASE_MS) },
     });
     if (lease.count !== 1) continue;
     const end = (status: "skipped" | "failed", why: string) =>
@@ -56,6 +58,7 @@ export async function deliverNotifications(
     let error: string | null = null;
     try {
       await channel.send({ ...prepared.rendered, notificationId: n.id, requestId: n.requestId, kind: n.kind }, prepared.recipient);
+      faultPoint("after-notification-sent");
     } catch (e) {
       error = e instanceof SendError ? e.message : "the message could not be sent";
     }
