@@ -28,9 +28,10 @@ describe("the page to land on after sign-in", () => {
     }
   });
 
-  it("the sign-in address carries the path, escaped, and none for the inbox or a refused one", () => {
+  it("the sign-in address carries the path, escaped, and none for the inbox, the home page or a refused one", () => {
     expect(loginPathFor("/requests/abc?x=1")).toBe("/login?next=%2Frequests%2Fabc%3Fx%3D1");
     expect(loginPathFor("/inbox")).toBe("/login");
+    expect(loginPathFor("/")).toBe("/login");
     expect(loginPathFor("//evil.example")).toBe("/login");
     expect(loginPathFor(null)).toBe("/login");
   });

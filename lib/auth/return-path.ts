@@ -26,5 +26,5 @@ export function safeReturnPath(raw: unknown): string | null {
 /** The sign-in page's address for a visitor who asked for `path`. */
 export function loginPathFor(path: string | null | undefined): string {
   const next = safeReturnPath(path);
-  return next && next !== DEFAULT_RETURN_PATH ? `/login?next=${encodeURIComponent(next)}` : "/login";
+  return next && next !== DEFAULT_RETURN_PATH && next !== "/" ? `/login?next=${encodeURIComponent(next)}` : "/login";
 }
