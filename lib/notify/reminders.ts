@@ -7,6 +7,7 @@
 import { db } from "../db/client";
 import { enabledChannels } from "./channels";
 import { enqueueNotifications } from "./outbox";
+import { logFailure } from "../log";
 import { reminderFractions, reminderKind } from "./settings";
 
 /** The reminder kind due for a request at `now`, if any: the latest fraction of its window that has passed. */
@@ -19,7 +20,14 @@ export function dueReminder(createdAt: Date, deadline: Date, now: Date, fraction
 }
 
 export async function enqueueDueReminders(now: Date, opts: { batch?: number; fractions?: number[] } = {}): Promise<number> {
-  const fractions = opts.fractions ?? reminderFractions();
+  let fractions: number[];
+  try {
+    fractions = opts.fractions ?? reminderFractions();
+  } catch (e) {
+    // A wrong COUNTERSIGN_REMINDERS (start-up refuses it) skips reminders; deliveries and the rest of the sweep go on.
+    logFailure("reading COUNTERSIGN_REMINDERS", e);
+    return 0;
+  }
   const channels = enabledChannels();
   if (fractions.length === 0 || channels.length === 0) return 0;
   const batch = opts.batch ?? 200;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { dueReminder } from "./reminders";
 import { readableAmounts, renderNotification, type RequestFacts } from "./render";
-import { parseReminders, reminderKind, SettingError } from "./settings";
+import { describeNotifySettings, parseReminders, reminderKind, SettingError } from "./settings";
 
 const T0 = new Date("2100-01-01T00:00:00Z");
 const at = (h: number) => new Date(T0.getTime() + h * 3600_000);
@@ -25,6 +25,38 @@ describe("reminder settings and timing", () => {
     expect(dueReminder(T0, at(10), at(9), f)).toBe("reminder-90");
     expect(dueReminder(T0, at(10), at(10), f)).toBeNull();
     expect(dueReminder(T0, at(10), at(9), [])).toBeNull();
+  });
+});
+
+describe("notification settings at start-up", () => {
+  const keep = { ...process.env };
+  const withEnv = (env: Record<string, string | undefined>, f: () => unknown) => {
+    Object.assign(process.env, env);
+    for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k];
+    try {
+      return f();
+    } finally {
+      for (const k of Object.keys(env)) {
+        if (keep[k] === undefined) delete process.env[k];
+        else process.env[k] = keep[k];
+      }
+    }
+  };
+
+  it("say email is off when COUNTERSIGN_SMTP_URL is unset, and what is on without the credentials", () => {
+    expect(withEnv({ COUNTERSIGN_SMTP_URL: undefined, COUNTERSIGN_REMINDERS: undefined }, describeNotifySettings)).toBe("email notifications off (COUNTERSIGN_SMTP_URL unset)");
+    const on = withEnv(
+      { COUNTERSIGN_SMTP_URL: "smtp://mailer:p%40ss-word@mail.example:2525", COUNTERSIGN_PUBLIC_URL: "https://cs.example/", COUNTERSIGN_MAIL_FROM: undefined, COUNTERSIGN_REMINDERS: "0.75" },
+      describeNotifySettings,
+    );
+    expect(on).toBe("email notifications on via smtp://mail.example:2525 from Countersign <countersign@localhost>, links to https://cs.example, reminders at 75% of the deadline");
+    expect(on).not.toContain("ss-word");
+  });
+
+  it("refuse a wrong scheme, a URL that is not one, or wrong reminder fractions, naming the variable", () => {
+    expect(() => withEnv({ COUNTERSIGN_SMTP_URL: "http://mail.example" }, describeNotifySettings)).toThrow(/COUNTERSIGN_SMTP_URL must start with smtp:\/\//);
+    expect(() => withEnv({ COUNTERSIGN_SMTP_URL: "not a url" }, describeNotifySettings)).toThrow(/COUNTERSIGN_SMTP_URL is not a URL/);
+    expect(() => withEnv({ COUNTERSIGN_SMTP_URL: undefined, COUNTERSIGN_REMINDERS: "0.5,2" }, describeNotifySettings)).toThrow(/COUNTERSIGN_REMINDERS/);
   });
 });
 

@@ -51,3 +51,29 @@ export function publicUrl(): string {
 export function requestLink(requestId: string): string {
   return `${publicUrl()}/requests/${encodeURIComponent(requestId)}`;
 }
+
+/**
+ * Checks the notification settings at start-up and says what is on, without the SMTP credentials; throws a
+ * SettingError naming the variable that is wrong.
+ */
+export function describeNotifySettings(): string {
+  const reminders = reminderFractions();
+  const raw = smtpUrl();
+  if (!raw) return "email notifications off (COUNTERSIGN_SMTP_URL unset)";
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new SettingError("COUNTERSIGN_SMTP_URL is not a URL; expected smtp://user:pass@host:port or smtps://user:pass@host:port.");
+  }
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") {
+    throw new SettingError(`COUNTERSIGN_SMTP_URL must start with smtp:// or smtps://, not ${url.protocol}//.`);
+  }
+  try {
+    new URL(publicUrl());
+  } catch {
+    throw new SettingError("COUNTERSIGN_PUBLIC_URL is not a URL; expected the address reviewers open, e.g. https://countersign.example.com.");
+  }
+  const at = reminders.length ? `reminders at ${reminders.map((f) => `${Math.round(f * 1000) / 10}%`).join(", ")} of the deadline` : "no reminders";
+  return `email notifications on via ${url.protocol}//${url.hostname}${url.port ? `:${url.port}` : ""} from ${mailFrom()}, links to ${publicUrl()}, ${at}`;
+}
