@@ -162,10 +162,15 @@ describe("email notifications through an SMTP server", () => {
     expect(r).toMatchObject({ ok: true, requestStatus: "denied" });
     expect(await deliverNotifications(at(2 * MIN))).toMatchObject({ sent: 3 });
     expect(recipients(mails)).toEqual([...LEADS, "rita.requester@countersign.test"].sort());
-    const m = mails[0].parsed;
+    const m = mails.find((x) => to(x) === "lena.lead@countersign.test")!.parsed;
     expect(m.subject).toBe("[Countersign] Denied: EUR 180.00 refund on order O-2289");
     expect(m.text).toContain("It was denied by Lena Lead: Customer already <refunded>");
     expect(String(m.html)).toContain("Customer already &lt;refunded&gt;");
+    expect(m.text).toContain(`See the request: https://countersign.example.com/requests/${requestId}`);
+    // The requester's user is told the outcome, without a link to a page only reviewers open.
+    const toRequester = mails.find((x) => to(x) === "rita.requester@countersign.test")!.parsed;
+    expect(toRequester.subject).toBe(m.subject);
+    expect(toRequester.text).not.toContain("/requests/");
   });
 
   it("an expired request's outcome says it expired, to the reviewers asked and the requester", async () => {

@@ -128,7 +128,8 @@ async function prepare(n: Row, channel: NotificationChannel, now: Date): Promise
     agentName: body.requester?.agentName ?? "An agent",
     requesterName: requester?.name ?? body.requester?.userName ?? "a user",
     reviews: reviews.map((v) => ({ name: v.reviewer.name, decision: v.decision, comment: v.comment })),
-    link: requestLink(req.id),
+    // Request pages are for reviewers and admins; the requester's user is told the outcome without a link.
+    link: recipient.role === "requester" ? null : requestLink(req.id),
   };
   return { rendered: renderNotification(kind, facts, recipient, now), recipient };
 }

@@ -21,7 +21,8 @@ export type RequestFacts = {
   requesterName: string;
   /** Who decided and why, for the outcome (denials carry their reason). */
   reviews: { name: string; decision: string; comment: string | null }[];
-  link: string;
+  /** The request's page, or null for a recipient who cannot open it (the requester's user). */
+  link: string | null;
 };
 
 export type Rendered = { subject: string; text: string; html: string };
@@ -132,8 +133,7 @@ export function renderNotification(kind: NotificationKind, r: RequestFacts, reci
     "",
     kind === "outcome" ? `Deadline was: ${WHEN.format(r.deadline)} UTC` : `Deadline: ${deadline}`,
     ...(args.length ? ["Arguments:", ...args.map(([k, v]) => `  ${k}: ${v}`)] : []),
-    "",
-    `${action}: ${r.link}`,
+    ...(r.link ? ["", `${action}: ${r.link}`] : []),
     "",
     "You receive this because you review requests for this group or asked for this call. You can turn these emails off on your profile page in Countersign.",
   ].join("\n");
@@ -144,7 +144,7 @@ export function renderNotification(kind: NotificationKind, r: RequestFacts, reci
 <p style="font-size:1.1em;font-weight:600" dir="auto">${e(summary)}</p>
 <p>${kind === "outcome" ? `Deadline was: ${e(WHEN.format(r.deadline))} UTC` : `Deadline: <strong>${e(deadline)}</strong>`}</p>
 ${args.length ? `<table style="border-collapse:collapse">${args.map(([k, v]) => `<tr><th style="text-align:left;padding:2px 12px 2px 0;font-weight:500">${e(k)}</th><td style="font-family:monospace" dir="auto">${e(v)}</td></tr>`).join("")}</table>` : ""}
-<p><a href="${e(r.link)}" style="display:inline-block;background:#1e40af;color:#fff;padding:8px 14px;border-radius:6px;text-decoration:none">${e(action)}</a></p>
+${r.link ? `<p><a href="${e(r.link)}" style="display:inline-block;background:#1e40af;color:#fff;padding:8px 14px;border-radius:6px;text-decoration:none">${e(action)}</a></p>` : ""}
 <p style="color:#475569;font-size:0.85em">You receive this because you review requests for this group or asked for this call. You can turn these emails off on your profile page in Countersign.</p>
 </body></html>`;
   return { subject: headerText(`[Countersign] ${subject}`, 160), text, html };
