@@ -13,6 +13,7 @@ import { sweep } from "../lib/execution/sweep";
 import { deliverNotifications, NOTIFY_LEASE_MS, NOTIFY_RETRY_DELAYS_MS } from "../lib/notify/deliver";
 import { enqueueNotifications } from "../lib/notify/outbox";
 import { decide } from "../lib/tasks/decide";
+import { purgeExpiredTasks } from "../lib/tasks/retention";
 import { approveOnly, at, DAY, gatedCall, HOUR, LEADS, MIN, startWorker, T0, TREASURY } from "./support/proof";
 import { principal, requestIdOf, resetDb, userId } from "./support/db";
 
@@ -251,4 +252,14 @@ describe("email notifications through an SMTP server", () => {
     expect(again[1].parsed.messageId).toBe(first.parsed.messageId);
     expect(recipients(mails)).toEqual([...LEADS, to(first)].sort());
   });
+
+  it("a task's notifications go with its purge at the end of retention", async () => {
+    const { requestId } = await refund();
+    await decide({ requestId, reviewerId: await userId("lena.lead@countersign.test"), decision: "deny", comment: "No" }, at(MIN));
+    await deliverNotifications(at(2 * MIN));
+    expect(await db().notification.count({ where: { requestId } })).toBe(5);
+    expect(await purgeExpiredTasks(at(60 * DAY))).toBe(1);
+    expect(await db().notification.count({ where: { requestId } })).toBe(0);
+  });
 });
+
