@@ -11,6 +11,8 @@ export function proxy(request: NextRequest) {
   const csp = pageCsp({ nonce: newNonce(), https, dev: process.env.NODE_ENV === "development" });
   const requestHeaders = new Headers(request.headers);
   requestHeaders.set("Content-Security-Policy", csp);
+  // The page asked for, so a page that needs a signed-in user can send the visitor back to it after sign-in.
+  requestHeaders.set("x-countersign-page", `${request.nextUrl.pathname}${request.nextUrl.search}`);
   const response = NextResponse.next({ request: { headers: requestHeaders } });
   response.headers.set("Content-Security-Policy", csp);
   return response;

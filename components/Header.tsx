@@ -15,6 +15,7 @@ function linksFor(user: HeaderUser): NavLink[] {
       { href: "/admin/webhooks", label: "Webhooks" },
     );
   }
+  links.push({ href: "/profile", label: "Profile" });
   return links;
 }
 

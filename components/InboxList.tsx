@@ -1,11 +1,14 @@
 "use client";
 
 import Link from "next/link";
+import { useEffect } from "react";
 import { useQuery } from "@tanstack/react-query";
 import type { InboxItem, InboxPage } from "@/lib/inbox/inbox";
 import { toQuery, type InboxParams } from "@/lib/inbox/params";
 import { TimeLeft } from "./TimeLeft";
 import { FilterSelect } from "@/components/FilterSelect";
+import { DesktopNotifications } from "./DesktopNotifications";
+import { inboxTitle, useArrivals } from "./inbox-arrivals";
 
 export type { InboxItem, InboxPage };
 
@@ -33,7 +36,7 @@ const STATUS_LABELS: Record<InboxParams["status"], string> = {
 /** The reviewer's inbox: filters, search, sort, keyset pages, refreshed every few seconds from /api/inbox. */
 export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Props) {
   const query = toQuery(params);
-  const { data, error, isFetching } = useQuery({
+  const { data, error, isFetching, dataUpdatedAt } = useQuery({
     queryKey: ["inbox", query],
     queryFn: async (): Promise<InboxPage> => {
       const res = await fetch(`/api/inbox${query}`, { cache: "no-store", headers: { accept: "application/json" } });
@@ -46,6 +49,11 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Pr
   });
 
   const signedOut = error instanceof HttpError && error.status === 401;
+  const fresh = useArrivals(query, data.items);
+  // On every refresh: the page's metadata may set the title again after the first render.
+  useEffect(() => {
+    document.title = inboxTitle(data.total, data.totalCapped);
+  }, [data.total, data.totalCapped, dataUpdatedAt]);
   const filtered = !!(params.tool || params.group || params.q || params.status !== "all");
   const base = { tool: params.tool, group: params.group, status: params.status, q: params.q, sort: params.sort };
   const later = params.sort === "expiring" ? "Later deadlines" : "Older";
@@ -61,9 +69,12 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Pr
             {data.totalCapped ? "+" : ""})
           </span>
         </h1>
-        <p className="text-xs text-slate-600" aria-live="polite">
-          {signedOut ? "" : error ? "Could not refresh; retrying…" : "Updates automatically"}
-        </p>
+        <div className="flex flex-wrap items-baseline gap-3">
+          <DesktopNotifications />
+          <p className="text-xs text-slate-600" aria-live="polite">
+            {signedOut ? "" : error ? "Could not refresh; retrying…" : fresh.size > 0 ? `${fresh.size} new since you opened this page` : "Updates automatically"}
+          </p>
+        </div>
       </div>
 
       <form method="get" action="/inbox" role="search" aria-label="Filter the inbox" className="mb-4 grid grid-cols-2 gap-2 rounded-lg border border-slate-200 bg-white p-3 sm:grid-cols-[2fr_1fr_1fr_1fr_1fr_auto] sm:items-end">
@@ -131,12 +142,18 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Pr
             <li key={item.id}>
               <Link
                 href={`/requests/${item.id}`}
-                className="block rounded-lg border border-slate-200 bg-white px-4 py-3 shadow-sm transition hover:border-indigo-300 hover:shadow focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-700"
+                className={`block rounded-lg border px-4 py-3 shadow-sm transition hover:border-indigo-300 hover:shadow focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-700 ${
+                  fresh.has(item.id) ? "border-amber-400 bg-amber-50 ring-1 ring-amber-400" : "border-slate-200 bg-white"
+                }`}
                 data-testid="inbox-item"
+                data-new={fresh.has(item.id) ? "true" : undefined}
               >
                 <div className="flex flex-wrap items-start justify-between gap-x-4 gap-y-1">
                   <div className="min-w-0">
-                    <p className="font-medium text-slate-900 [overflow-wrap:anywhere]">{item.summary}</p>
+                    <p className="font-medium text-slate-900 [overflow-wrap:anywhere]">
+                      {fresh.has(item.id) && <span className="mr-2 rounded-full bg-amber-200 px-2 py-0.5 text-xs font-semibold text-amber-950">New</span>}
+                      {item.summary}
+                    </p>
                     <p className="mt-0.5 text-sm text-slate-700">
                       <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-800">{item.tool}</span>
                       <span className="ml-2">

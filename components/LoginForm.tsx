@@ -4,10 +4,11 @@ import { useActionState } from "react";
 
 type State = { error?: string; email?: string };
 
-export function LoginForm({ action, initial = {} }: { action: (prev: State, formData: FormData) => Promise<State>; initial?: State }) {
+export function LoginForm({ action, initial = {}, next }: { action: (prev: State, formData: FormData) => Promise<State>; initial?: State; next?: string }) {
   const [state, formAction, pending] = useActionState(action, initial);
   return (
     <form action={formAction} className="space-y-4" noValidate>
+      {next && <input type="hidden" name="next" value={next} />}
       <div className="space-y-1">
         <label htmlFor="email" className="block text-sm font-medium text-slate-700">
           Email

@@ -16,6 +16,7 @@ import { closeDb, createDb } from "../lib/db/client";
 import { currentOwner, startEmbedded, type EmbeddedServer } from "../lib/db/embedded";
 import { applyMigrations } from "../lib/db/migrate";
 import { seedDemo } from "../lib/db/seed";
+import { describeNotifySettings } from "../lib/notify/settings";
 import { reconcileIntents } from "../lib/tasks/reconcile";
 import { dataDir } from "./paths";
 
@@ -75,6 +76,7 @@ const stopDb = async () => {
 };
 
 try {
+  log(describeNotifySettings());
   const applied = await applyMigrations(url);
   log(applied.length ? `migrations applied: ${applied.join(", ")}` : "database schema is up to date");
   const keys = keyRing();

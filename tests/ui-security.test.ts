@@ -38,6 +38,7 @@ import { saveRuleAction } from "../app/admin/policy/actions";
 import { createAgentAction, revokeAgentAction, updateUserAction } from "../app/admin/people/actions";
 import { createWebhookAction, deactivateWebhookAction } from "../app/admin/webhooks/actions";
 import { signInWithPassword, signOutAction } from "../app/login/actions";
+import { setEmailPreferenceAction } from "../app/profile/actions";
 import { GET as inboxGET } from "../app/api/inbox/route";
 import { POST as previewPOST } from "../app/api/admin/policy/preview/route";
 import { GET as exportGET } from "../app/admin/audit/export/route";
@@ -281,6 +282,40 @@ describe("sign-in and sign-out refuse cross-site posts", () => {
     await as("nobody");
     await signInWithPassword({}, creds());
     expect(signIn).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("sign-in returns to the page asked for, never to another site", () => {
+  it("a same-origin path is followed; another site, a protocol-relative or a backslash path falls back to the inbox", async () => {
+    await as("nobody");
+    const cases: [string, string][] = [
+      ["/requests/5b1e6f0a-1c2d-4e5f-8a9b-0c1d2e3f4a5b", "/requests/5b1e6f0a-1c2d-4e5f-8a9b-0c1d2e3f4a5b"],
+      ["https://evil.example/requests/1", "/inbox"],
+      ["//evil.example", "/inbox"],
+      ["/\\evil.example", "/inbox"],
+    ];
+    for (const [next, expected] of cases) {
+      vi.mocked(signIn).mockClear();
+      await signInWithPassword({}, form({ email: EMAIL.lena, password: "countersign-demo", next }));
+      expect(vi.mocked(signIn).mock.calls[0]?.[1], next).toMatchObject({ redirectTo: expected });
+    }
+  });
+});
+
+describe("the profile's notification preference", () => {
+  it("changes only the signed-in person's own preference, and refuses a cross-site post or no session", async () => {
+    const lena = await userId(EMAIL.lena);
+    await as("nobody");
+    expect(await setEmailPreferenceAction({ status: "idle" }, form({ email: "off" }))).toMatchObject({ status: "error" });
+    await as("lena", EVIL);
+    expect(await setEmailPreferenceAction({ status: "idle" }, form({ email: "off" }))).toMatchObject({ status: "error" });
+    expect((await db().user.findUniqueOrThrow({ where: { id: lena } })).emailNotifications).toBe(true);
+    await as("lena");
+    expect(await setEmailPreferenceAction({ status: "idle" }, form({ email: "maybe" }))).toMatchObject({ status: "error" });
+    expect(await setEmailPreferenceAction({ status: "idle" }, form({ email: "off" }))).toEqual({ status: "done", message: "Notification emails are off." });
+    expect((await db().user.findUniqueOrThrow({ where: { id: lena } })).emailNotifications).toBe(false);
+    expect(await db().user.count({ where: { emailNotifications: false } })).toBe(1);
+    expect(await db().auditEvent.count({ where: { type: "notifications.email-off", actor: `user:${lena}` } })).toBe(1);
   });
 });
 

@@ -2,15 +2,28 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { InboxList } from "@/components/InboxList";
 import { Notice } from "@/components/Notice";
-import { hasRole, requireUser, REVIEW_ROLES } from "@/lib/auth/session";
+import { cache } from "react";
+import { currentUser, hasRole, requireUser, REVIEW_ROLES, type SessionUser } from "@/lib/auth/session";
 import { inboxPage } from "@/lib/inbox/inbox";
-import { parseInboxParams } from "@/lib/inbox/params";
+import { parseInboxParams, type InboxParams } from "@/lib/inbox/params";
 import { listTools } from "@/lib/tools/registry";
 
-export const metadata: Metadata = { title: "Inbox" };
 export const dynamic = "force-dynamic";
 
-export default async function InboxPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+type Search = { searchParams: Promise<Record<string, string | string[] | undefined>> };
+
+/** The tab's title carries the count waiting, "(3) Inbox"; the open page keeps it current (InboxList). */
+export async function generateMetadata({ searchParams }: Search): Promise<Metadata> {
+  const user = await currentUser();
+  if (!user || !hasRole(user, REVIEW_ROLES)) return { title: "Inbox" };
+  const page = await firstPage(user, JSON.stringify(parseInboxParams(await searchParams)));
+  return { title: page.total > 0 ? `(${page.total}${page.totalCapped ? "+" : ""}) Inbox` : "Inbox" };
+}
+
+/** One inbox query per server request, shared by the metadata and the page. */
+const firstPage = cache((user: SessionUser, params: string) => inboxPage(user, JSON.parse(params) as InboxParams, new Date()));
+
+export default async function InboxPage({ searchParams }: Search) {
   const user = await requireUser();
   if (!hasRole(user, REVIEW_ROLES)) {
     return (
@@ -34,7 +47,7 @@ export default async function InboxPage({ searchParams }: { searchParams: Promis
     );
   }
   const params = parseInboxParams(await searchParams);
-  const initial = await inboxPage(user, params, new Date());
+  const initial = await firstPage(user, JSON.stringify(params));
   const tools = listTools().map((t) => t.name);
   return <InboxList initial={initial} params={params} tools={tools} groups={user.groups} />;
 }

@@ -3,12 +3,16 @@
 import { AuthError } from "next-auth";
 import { headers } from "next/headers";
 import { credentialsSchema, signIn, signOut } from "@/lib/auth/auth";
+import { DEFAULT_RETURN_PATH, safeReturnPath } from "@/lib/auth/return-path";
 import { crossSiteRefusal } from "@/lib/auth/session";
 import { throttledMessage } from "@/lib/auth/throttle";
 
 export type SignInState = { error?: string; email?: string };
 
-/** Signs in with email and password; on success Auth.js redirects to the inbox (a thrown redirect). */
+/**
+ * Signs in with email and password; on success Auth.js redirects (a thrown redirect) to the page the visitor asked
+ * for when it is a same-origin path, else to the inbox.
+ */
 export async function signInWithPassword(_prev: SignInState, formData: FormData): Promise<SignInState> {
   // No session to check yet; still refuse a sign-in posted from another site (login CSRF).
   const refused = crossSiteRefusal(await headers(), true);
@@ -17,7 +21,7 @@ export async function signInWithPassword(_prev: SignInState, formData: FormData)
   const parsed = credentialsSchema.safeParse({ email, password: formData.get("password") });
   if (!parsed.success) return { error: "Enter your email address and password.", email };
   try {
-    await signIn("credentials", { ...parsed.data, redirectTo: "/inbox" });
+    await signIn("credentials", { ...parsed.data, redirectTo: safeReturnPath(formData.get("next")) ?? DEFAULT_RETURN_PATH });
   } catch (error) {
     if (error instanceof AuthError) {
       const retryAfterMs = (error as { retryAfterMs?: unknown }).retryAfterMs;

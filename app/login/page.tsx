@@ -1,15 +1,17 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { LoginForm } from "@/components/LoginForm";
+import { DEFAULT_RETURN_PATH, safeReturnPath } from "@/lib/auth/return-path";
 import { currentUser } from "@/lib/auth/session";
 import { signInWithPassword } from "./actions";
 
 export const metadata: Metadata = { title: "Sign in" };
 
 export default async function LoginPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  if (await currentUser()) redirect("/inbox");
   // Auth.js's own sign-in endpoint sends a refused attempt here with ?error=CredentialsSignin&code=...
-  const { code } = await searchParams;
+  const { code, next } = await searchParams;
+  const returnTo = safeReturnPath(next);
+  if (await currentUser()) redirect(returnTo ?? DEFAULT_RETURN_PATH);
   const initial = code === "throttled" ? { error: "Too many sign-in attempts; try again in a few minutes." } : {};
   return (
     <div className="mx-auto mt-8 max-w-sm">
@@ -18,7 +20,7 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
         <p className="mt-1 mb-5 text-sm text-slate-600">
           Approve or deny the tool calls AI agents are waiting on.
         </p>
-        <LoginForm action={signInWithPassword} initial={initial} />
+        <LoginForm action={signInWithPassword} initial={initial} next={returnTo ?? undefined} />
       </div>
     </div>
   );

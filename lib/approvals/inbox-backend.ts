@@ -4,6 +4,7 @@ import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { IdempotencyConflict, type ApprovalBackend, type BackendStatus, type SubmissionBody } from "./backend";
 import { eligibleApproverIds, eligibleReviewerCount } from "./eligibility";
+import { enqueueNotifications } from "../notify/outbox";
 
 function isUniqueViolation(e: unknown): boolean {
   return e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
@@ -50,6 +51,7 @@ export const inboxBackend: ApprovalBackend = {
             data: { tool: body.tool, summary: body.summary, approverGroup: req.approverGroup, approvalsRequired: req.approvalsRequired },
           },
         });
+        await enqueueNotifications(tx, req.id, "created", now);
         return req;
       });
       return { handle: created.id, deadline: created.deadline };
@@ -72,7 +74,10 @@ export const inboxBackend: ApprovalBackend = {
     let req = await db().approvalRequest.findUnique({ where: { id: handle }, select: STATUS_FIELDS });
     if (!req) return { state: "failed", deadline: now, note: "The approval request is unknown to the backend." };
     if (req.status === "pending" && req.deadline.getTime() <= now.getTime()) {
-      await db().approvalRequest.updateMany({ where: { id: handle, status: "pending" }, data: { status: "expired", decidedAt: now } });
+      await db().$transaction(async (tx) => {
+        const n = await tx.approvalRequest.updateMany({ where: { id: handle, status: "pending" }, data: { status: "expired", decidedAt: now } });
+        if (n.count === 1) await enqueueNotifications(tx, handle, "outcome", now);
+      });
       req = await db().approvalRequest.findUniqueOrThrow({ where: { id: handle }, select: STATUS_FIELDS });
     }
     const state = req.status as BackendStatus["state"];
@@ -101,6 +106,7 @@ export const inboxBackend: ApprovalBackend = {
       if (res.count === 1) {
         const req = await tx.approvalRequest.findUniqueOrThrow({ where: { id: handle } });
         await appendAudit(tx, { type: "request.cancelled", actor: "system", taskId: req.taskId, requestId: handle, at: now });
+        await enqueueNotifications(tx, handle, "outcome", now);
       }
     });
   },

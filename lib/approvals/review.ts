@@ -10,6 +10,7 @@
 import { db, Prisma } from "../db/client";
 import { appendAudit, type Tx } from "../audit/append";
 import { eligibleApproverIds, isEligibleReviewer } from "./eligibility";
+import { enqueueNotifications } from "../notify/outbox";
 
 export type ReviewInput = { requestId: string; reviewerId: string; decision: "approve" | "deny"; comment?: string };
 
@@ -92,6 +93,7 @@ export async function settleRequest(tx: Tx, req: LockedRequest, actor: string, n
         at: now,
         announce: { event: "request.decided", data: { decision: "denied" } },
       });
+      await enqueueNotifications(tx, req.id, "outcome", now);
     }
     return res.count === 1 ? "denied" : req.status;
   }
@@ -113,5 +115,6 @@ export async function settleRequest(tx: Tx, req: LockedRequest, actor: string, n
     at: now,
     announce: { event: "request.decided", data: { decision: "approved", approvalExpiresAt: expiresAt.toISOString() } },
   });
+  await enqueueNotifications(tx, req.id, "outcome", now);
   return "approved";
 }

@@ -11,6 +11,10 @@ import { cache } from "react";
 import { z } from "zod";
 import { db } from "@/lib/db/client";
 import { auth } from "./auth";
+import { loginPathFor } from "./return-path";
+
+/** The path of the page being rendered, set by proxy.ts for pages (so a sign-in can return to it). */
+export const PAGE_PATH_HEADER = "x-countersign-page";
 
 export type Role = "admin" | "reviewer" | "requester";
 
@@ -47,10 +51,10 @@ export function hasRole(user: SessionUser, roles: readonly Role[]): boolean {
   return roles.includes(user.role);
 }
 
-/** For pages: the signed-in user, or a redirect to the sign-in page. */
+/** For pages: the signed-in user, or a redirect to the sign-in page, which returns to this page afterwards. */
 export async function requireUser(): Promise<SessionUser> {
   const user = await currentUser();
-  if (!user) redirect("/login");
+  if (!user) redirect(loginPathFor((await headers()).get(PAGE_PATH_HEADER)));
   return user;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The sweeper: advances tasks whose clocks ran out or whose approval was decided, completes claimed tasks whose
- * execution deadline passed as outcome-unknown, reconciles stale submission intents, delivers due webhooks, and
+ * execution deadline passed as outcome-unknown, reconciles stale submission intents, delivers due webhooks, writes due reminders and delivers notifications, and
  * purges expired tasks and policy-history records in bounded batches. Safe to run in several processes at once:
  * every transition it makes is a conditional update.
  */
@@ -10,6 +10,8 @@ import { pruneRequestStates } from "../tasks/request-state";
 import { reconcileIntents } from "../tasks/reconcile";
 import { purgeExpiredTasks } from "../tasks/retention";
 import { deliverDue } from "../webhooks/deliver";
+import { deliverNotifications, type NotifyReport } from "../notify/deliver";
+import { enqueueDueReminders } from "../notify/reminders";
 import { advanceTask } from "./advance";
 
 export type SweepReport = {
@@ -20,6 +22,9 @@ export type SweepReport = {
   /** Policy-history records past their retention, deleted this sweep (bounded). */
   historyPurged: number;
   webhooks: { delivered: number; retried: number; failed: number };
+  /** Reminders written to the notification outbox this sweep, and what the outbox delivered. */
+  reminders: number;
+  notifications: NotifyReport;
 };
 
 export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: number } = {}): Promise<SweepReport> {
@@ -43,10 +48,12 @@ export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: 
   for (const t of due) await advanceTask(t.id, now);
   const r = await reconcileIntents(now, opts.intentMinAgeMs);
   const webhooks = await deliverDue(now);
+  const reminders = await enqueueDueReminders(now);
+  const notifications = await deliverNotifications(now);
   await pruneRequestStates(now);
   const purged = await purgeExpiredTasks(now);
   const historyPurged = await purgeCallRecords(now);
-  return { advanced: due.length, ...r, purged, historyPurged, webhooks };
+  return { advanced: due.length, ...r, purged, historyPurged, webhooks, reminders, notifications };
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
+import { enqueueNotifications } from "../notify/outbox";
 
 export async function recordBackendFailure(requestId: string, note: string, now: Date): Promise<boolean> {
   return db().$transaction(async (tx) => {
@@ -13,6 +14,7 @@ export async function recordBackendFailure(requestId: string, note: string, now:
     if (n.count !== 1) return false;
     const req = await tx.approvalRequest.findUniqueOrThrow({ where: { id: requestId } });
     await appendAudit(tx, { type: "request.failed", actor: "backend", taskId: req.taskId, requestId, data: { note: note.slice(0, 200) }, at: now });
+    await enqueueNotifications(tx, requestId, "outcome", now);
     return true;
   });
 }

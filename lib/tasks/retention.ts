@@ -2,7 +2,7 @@
  * Retention end (SEP "Retention" and "Durable sensitive state"): once a terminal task's retention (createdAt +
  * ttlMs) has passed, the task is deleted and so is everything derived from its arguments: its submission intents
  * (body, requester context), the sealed arguments, input and summary of its approval requests, the questions and
- * answers of its clarifications, and its webhook deliveries (their payloads carry the summary). What stays is what
+ * answers of its clarifications, its webhook deliveries (their payloads carry the summary) and its notifications. What stays is what
  * the audit trail and the history need: ids, statuses, tool, rule, the argument digest. A task that is not
  * terminal is never purged here: a working task lives at least until its pending deadline, and a claimed one
  * until it terminalizes. Nothing here has to open a sealed record, so a record that no longer opens is purged too.
@@ -33,6 +33,7 @@ export async function purgeExpiredTasks(now: Date, limit = 200): Promise<number>
         WHERE "taskId" = ${t.id}`;
       await tx.clarification.updateMany({ where: { taskId: t.id }, data: { question: REDACTED, answer: Prisma.DbNull } });
       await tx.webhookDelivery.deleteMany({ where: { taskId: t.id } });
+      await tx.notification.deleteMany({ where: { taskId: t.id } });
       // The call's history record stays for its windows, without the snapshot of what policy evaluated.
       await tx.$executeRaw`UPDATE "CallRecord" SET snapshot = NULL WHERE "taskId" = ${t.id}`;
       await appendAudit(tx, { type: "task.purged", actor: "system", taskId: t.id, data: { argumentsDigest: t.argumentsDigest }, at: now });

@@ -4,11 +4,13 @@
  *
  *   node --import tsx tests/workers/crash-worker.ts call <agentName> <tool> <argsJson> <nowIso>
  *   node --import tsx tests/workers/crash-worker.ts advance <taskId> <nowIso>
+ *   node --import tsx tests/workers/crash-worker.ts deliver-notifications <nowIso>
  */
 import { closeDb } from "../../lib/db/client";
 import { DEMO_AGENTS } from "../../lib/db/seed";
 import { authenticateAgent } from "../../lib/auth/agents";
 import { advanceTask } from "../../lib/execution/advance";
+import { deliverNotifications } from "../../lib/notify/deliver";
 import { callTool } from "../../lib/tasks/call";
 
 const [mode, ...rest] = process.argv.slice(2);
@@ -22,6 +24,8 @@ if (mode === "call") {
   const [taskId, nowIso] = rest;
   await advanceTask(taskId, new Date(nowIso));
   out = { advanced: taskId };
+} else if (mode === "deliver-notifications") {
+  out = await deliverNotifications(new Date(rest[0]), { limit: 1 });
 } else {
   throw new Error(`unknown mode ${mode}`);
 }

@@ -1,0 +1,66 @@
+/**
+ * The notification outbox. A row is written in the same transaction as the change that causes it (a request
+ * created, decided, expired, withdrawn), so a committed change is announced and an uncommitted one never is, and it
+ * is unique per (request, kind, channel, recipient): writing it again is a no-op. Who is told:
+ *  - created and reminders: the eligible reviewers of the request's group (active reviewers in that group, never
+ *    the requester); a reminder skips whoever has already reviewed it;
+ *  - the outcome: the reviewers who were asked (told it was created, or reviewed it) and the requester's user.
+ * Each channel that is on takes the recipients who accept it (email: their preference). With no channel on, nothing
+ * is written.
+ */
+import type { Tx } from "../audit/append";
+import { enabledChannels, type NotificationChannel, type Recipient } from "./channels";
+
+export type OutboxKind = "created" | "outcome" | `reminder-${string}`;
+
+const RECIPIENT = { id: true, name: true, email: true, emailNotifications: true } as const;
+
+type RequestRow = { id: string; taskId: string; approverGroup: string; requesterUserId: string };
+
+/** The eligible reviewers of a request right now (the rule of lib/approvals/eligibility.ts, as a query). */
+function eligibleReviewers(tx: Tx, req: RequestRow): Promise<Recipient[]> {
+  return tx.user.findMany({
+    where: { active: true, role: "reviewer", groups: { has: req.approverGroup }, id: { not: req.requesterUserId } },
+    select: RECIPIENT,
+    orderBy: { email: "asc" },
+  });
+}
+
+export async function recipientsFor(tx: Tx, req: RequestRow, kind: OutboxKind): Promise<Recipient[]> {
+  if (kind === "created") return eligibleReviewers(tx, req);
+  if (kind === "outcome") {
+    const [asked, reviewed] = await Promise.all([
+      tx.notification.findMany({ where: { requestId: req.id, kind: "created" }, select: { recipientUserId: true }, distinct: ["recipientUserId"] }),
+      tx.review.findMany({ where: { requestId: req.id }, select: { reviewerId: true } }),
+    ]);
+    const ids = new Set([...asked.map((a) => a.recipientUserId), ...reviewed.map((r) => r.reviewerId), req.requesterUserId]);
+    return tx.user.findMany({ where: { id: { in: [...ids] }, active: true }, select: RECIPIENT, orderBy: { email: "asc" } });
+  }
+  const reviewed = new Set((await tx.review.findMany({ where: { requestId: req.id }, select: { reviewerId: true } })).map((r) => r.reviewerId));
+  return (await eligibleReviewers(tx, req)).filter((u) => !reviewed.has(u.id));
+}
+
+/** Writes the notifications a change to a request causes, inside that change's transaction. Returns the rows written. */
+export async function enqueueNotifications(
+  tx: Tx,
+  requestId: string,
+  kind: OutboxKind,
+  now: Date,
+  channels: NotificationChannel[] = enabledChannels(),
+): Promise<number> {
+  if (channels.length === 0) return 0;
+  const req = await tx.approvalRequest.findUnique({
+    where: { id: requestId },
+    select: { id: true, taskId: true, approverGroup: true, requesterUserId: true },
+  });
+  if (!req) return 0;
+  const recipients = await recipientsFor(tx, req, kind);
+  const data = channels.flatMap((c) =>
+    recipients
+      .filter((r) => c.accepts(r))
+      .map((r) => ({ requestId, taskId: req.taskId, kind, channel: c.name, recipientUserId: r.id, nextAttemptAt: now, createdAt: now })),
+  );
+  if (data.length === 0) return 0;
+  const n = await tx.notification.createMany({ data, skipDuplicates: true });
+  return n.count;
+}
