@@ -5,7 +5,7 @@ import { Notice } from "@/components/Notice";
 import { hasRole, requireUser, REVIEW_ROLES } from "@/lib/auth/session";
 import { inboxPage } from "@/lib/inbox/inbox";
 import { parseInboxParams } from "@/lib/inbox/params";
-import { listTools } from "@/lib/tools/registry";
+import { listTools } from "@/lib/tools/catalog";
 
 export const metadata: Metadata = { title: "Inbox" };
 export const dynamic = "force-dynamic";

@@ -4,7 +4,7 @@
  * honoured only while valid, from the required group, with enough distinct approvers.
  */
 import { describe, expect, it } from "vitest";
-import { policyTools } from "../tools/registry";
+import { policyTools } from "../tools/catalog";
 import { compilePolicy } from "./compile";
 import { PolicyDocument } from "./document";
 import { evaluate, type ApprovalInput, type CompiledPolicy, type EvaluationRequest, type Rule } from "./evaluate";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { policyTools } from "../tools/registry";
+import { policyTools } from "../tools/catalog";
 import { compilePolicy } from "./compile";
 import { PolicyDocument } from "./document";
 import { evaluate, type CompiledPolicy, type EvaluationRequest, type Rule } from "./evaluate";

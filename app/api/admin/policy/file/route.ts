@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ADMIN_ROLES, authorizeRequest } from "@/lib/auth/session";
 import { checkPolicyFile, describeDiff, diffPolicy, exportPolicyFile, importPolicyFile, parsePolicyFile, storedRule } from "@/lib/policy/file";
 import { currentDocument, currentRules } from "@/lib/policy/store";
-import { policyTools } from "@/lib/tools/registry";
+import { policyTools, syncCatalog } from "@/lib/tools/catalog";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -36,6 +36,7 @@ export async function POST(request: Request) {
   }
   const parsed = parsePolicyFile(body.data.text);
   if (!parsed.ok) return NextResponse.json({ error: "The file has problems.", problems: parsed.problems }, { status: 422, headers: NO_STORE });
+  await syncCatalog();
   const checked = await checkPolicyFile(parsed.file, policyTools(), { mapResource: true });
   if (!checked.ok) return NextResponse.json({ error: "The file has problems.", problems: checked.problems }, { status: 422, headers: NO_STORE });
   const [rules, document] = await Promise.all([currentRules(), currentDocument()]);
