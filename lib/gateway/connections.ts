@@ -78,7 +78,11 @@ function transportOf(c: UpstreamConnection): StdioClientTransport | StreamableHT
   if (c.transport === "stdio") {
     return new StdioClientTransport({ command: c.command!, args: c.args, env: { ...getDefaultEnvironment(), ...c.env }, stderr: "pipe" });
   }
-  return new StreamableHTTPClientTransport(new URL(c.url!), { requestInit: { headers: c.headers } });
+  // No resuming of a dropped response stream: a call whose answer was cut off has an unknown outcome, at once.
+  return new StreamableHTTPClientTransport(new URL(c.url!), {
+    requestInit: { headers: c.headers },
+    reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 100, maxReconnectionDelay: 100, reconnectionDelayGrowFactor: 1 },
+  });
 }
 
 async function open(serverId: string): Promise<Conn> {
@@ -107,6 +111,12 @@ async function open(serverId: string): Promise<Conn> {
     installExitHook();
   }
   client.onclose = () => lost(serverId, conn);
+  if (!conn.stdio) {
+    // A response stream that broke off ends the connection, so calls waiting on it fail now rather than at their deadline.
+    client.onerror = () => {
+      if (!conn.closing) void client.close().catch(() => {});
+    };
+  }
   return conn;
 }
 
@@ -222,7 +232,11 @@ export async function callUpstream(serverId: string, tool: string, args: Record<
     if (e instanceof ProtocolError) {
       throw new ToolError(`The upstream server refused the call: ${sanitizeForModel(e.message)}.`);
     }
-    if (neverSent(e)) throw new UpstreamUnavailableError(`The upstream server ${conn.name} could not be reached.`);
+    if (neverSent(e)) {
+      await recordHealth(serverId, "down", "could not be reached");
+      throw new UpstreamUnavailableError(`The upstream server ${conn.name} could not be reached.`);
+    }
+    await recordHealth(serverId, "down", "the connection failed during a call");
     if (e instanceof SdkError && e.code === SdkErrorCode.RequestTimeout) {
       throw new ToolOutcomeUnknownError(`The upstream server ${conn.name} did not answer before the deadline.`);
     }
