@@ -231,3 +231,19 @@ describe("gateway in front of server-filesystem over stdio", () => {
     await until("the upstream process to stop", () => !alive(second));
   });
 });
+
+describe("defaults from annotations, written as ordinary policy", () => {
+  it("allows readOnlyHint tools and makes destructiveHint tools requestable by the named group; the rest is left to policy", async () => {
+    const { applyAnnotationDefaults } = await import("../lib/gateway/defaults");
+    const { currentDocument } = await import("../lib/policy/store");
+    const set = await applyAnnotationDefaults("filesystem", { approvers: "sre" }, "user:admin", new Date());
+    expect(set).toEqual(expect.arrayContaining(["filesystem__search_files", "filesystem__write_file"]));
+    const doc = await currentDocument();
+    expect(doc.body.defaults.tools["filesystem__search_files"]).toBe("allow");
+    expect(doc.body.defaults.tools["filesystem__move_file"]).toMatchObject({ requestable: { approvers: "sre" } });
+    expect(doc.body.defaults.tools).not.toHaveProperty("filesystem__create_directory");
+    // search_files had no policy: it is now allowed by its default and shown.
+    const r = await call("filesystem__search_files", { path: "open", pattern: "*.txt" }, { token: OPS_BOT });
+    expect(r.body.result.isError, JSON.stringify(r.body)).toBe(false);
+  });
+});
