@@ -192,3 +192,8 @@ export async function connectionOf(id: string): Promise<UpstreamConnection | nul
     env: row.env ? (open(row.env, envAad(row.id)) as Record<string, string>) : {},
   };
 }
+
+/** Every upstream tool's stored snapshots (accepted, and the changed one awaiting review), for the console. */
+export async function upstreamToolRows() {
+  return db().upstreamTool.findMany({ orderBy: { name: "asc" } });
+}
