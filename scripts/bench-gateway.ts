@@ -85,12 +85,15 @@ async function gatewayClient(): Promise<Client> {
   return c;
 }
 
-async function latency(c: Client, tool: string): Promise<number> {
+const echoArgs = (i: number) => ({ message: `m ${i}` });
+const deployArgs = (i: number) => ({ service: "checkout-api", environment: "staging", version: `1.0.${i}` });
+
+async function latency(c: Client, tool: string, args: (i: number) => Record<string, unknown> = echoArgs): Promise<number> {
   const out: number[] = [];
-  for (let i = 0; i < 30; i++) await c.callTool({ name: tool, arguments: { message: `warm ${i}` } });
+  for (let i = 0; i < 30; i++) await c.callTool({ name: tool, arguments: args(100_000 + i) });
   for (let i = 0; i < N; i++) {
     const t = performance.now();
-    const r = await c.callTool({ name: tool, arguments: { message: `m ${i}` } });
+    const r = await c.callTool({ name: tool, arguments: args(i) });
     out.push(performance.now() - t);
     if (r.isError) throw new Error(`${tool} failed: ${JSON.stringify(r.content)}`);
   }
@@ -115,6 +118,8 @@ const direct = await directClient();
 const gateway = await gatewayClient();
 const directMs = await latency(direct, "echo");
 const gatewayMs = await latency(gateway, "everything__echo");
+// The same route with a built-in allowed tool (a staging deploy): Countersign's own per-call work, no forwarding.
+const builtinMs = await latency(gateway, "deploy_service", deployArgs);
 const directClients = await Promise.all(Array.from({ length: CLIENTS }, directClient));
 const gatewayClients = await Promise.all(Array.from({ length: CLIENTS }, gatewayClient));
 const directRps = await throughput(directClients, "echo");
@@ -135,6 +140,7 @@ const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
 
 console.log(`gateway benchmark (${os.cpus().length} cores, Node ${process.version}, database: embedded PGlite in memory)`);
 console.log(`  median latency, ${N} sequential echo calls: direct ${directMs.toFixed(2)} ms, through Countersign ${gatewayMs.toFixed(2)} ms (ratio ${(gatewayMs / directMs).toFixed(2)}x)`);
+console.log(`  for comparison, an allowed built-in call (deploy_service to staging) through the same route: ${builtinMs.toFixed(2)} ms`);
 console.log(`  throughput, ${CLIENTS} concurrent clients, ${CONCURRENT_CALLS} calls: direct ${directRps.toFixed(0)}/s, through Countersign ${gatewayRps.toFixed(0)}/s (${((gatewayRps / directRps) * 100).toFixed(0)}%)`);
 console.log(`  one supervised stdio upstream (server-filesystem): resident memory ${(rssKb / 1024).toFixed(1)} MiB`);
 
