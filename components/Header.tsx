@@ -13,6 +13,7 @@ function linksFor(user: HeaderUser): NavLink[] {
       { href: "/admin/people", label: "People & agents" },
       { href: "/admin/audit", label: "Audit" },
       { href: "/admin/webhooks", label: "Webhooks" },
+      { href: "/admin/servers", label: "Servers" },
     );
   }
   links.push({ href: "/profile", label: "Profile" });

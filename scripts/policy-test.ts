@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { compilePolicyFile, parsePolicyFile, type FileProblem } from "../lib/policy/file";
 import { oneLine, runPolicyTests } from "../lib/policy/test-cases";
-import { policyTools } from "../lib/tools/registry";
+import { policyTools } from "../lib/tools/catalog";
 
 function where(file: string, p: FileProblem): string {
   return p.line !== undefined ? `${file}:${p.line}:${p.column ?? 1}` : file;

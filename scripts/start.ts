@@ -17,6 +17,7 @@ import { currentOwner, startEmbedded, type EmbeddedServer } from "../lib/db/embe
 import { applyMigrations } from "../lib/db/migrate";
 import { seedDemo } from "../lib/db/seed";
 import { describeNotifySettings } from "../lib/notify/settings";
+import { registerDemoFilesystem } from "../lib/gateway/demo";
 import { reconcileIntents } from "../lib/tasks/reconcile";
 import { dataDir } from "./paths";
 
@@ -88,6 +89,13 @@ try {
     log("demo data loaded");
   }
   process.env.DATABASE_URL = url;
+  if (process.env.SEED !== "0") {
+    // The gateway demo: server-filesystem over stdio on a folder beside the demo shop.
+    const folder = path.join(dataDir(), "demo-files");
+    await registerDemoFilesystem(folder, new Date())
+      .then((added) => added && log(`registered the demo upstream server-filesystem on ${folder} (tools filesystem__*)`))
+      .catch((e) => log(`the demo upstream was not registered: ${(e as Error).message}`));
+  }
   const r = await reconcileIntents(new Date(), embedded ? 0 : 30_000);
   if (r.recovered || r.closed) log(`reconciled submission intents: ${r.recovered} recovered, ${r.closed} closed`);
   await client.$disconnect();

@@ -17,7 +17,7 @@ import { cancelTask } from "../lib/tasks/cancel";
 import { createApprovalTask } from "../lib/tasks/create";
 import { CallerLimitReached } from "../lib/tasks/limits";
 import type { Principal } from "../lib/tasks/types";
-import { getTool, toolVersion } from "../lib/tools/registry";
+import { getTool, toolVersion } from "../lib/tools/catalog";
 import { issueRefund } from "../lib/tools/issue-refund";
 import { principal, resetDb } from "./support/db";
 import { DAY, EXECUTION_DEADLINE_MS, LEADS, MIN, SEC, T0, approveOnly, at, expectDenied, freshOrder, review, taskRow } from "./support/proof";

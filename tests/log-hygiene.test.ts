@@ -9,7 +9,7 @@ import { errorClass, logFailure } from "../lib/log";
 import { call } from "../lib/mcp/testing";
 import { callTool } from "../lib/tasks/call";
 import { decide } from "../lib/tasks/decide";
-import { getTool } from "../lib/tools/registry";
+import { getTool } from "../lib/tools/catalog";
 import { requestIdOf, principal, resetDb, userId } from "./support/db";
 
 // A fixed clock in the future: the claim checks the approval against the real clock as well.

@@ -15,7 +15,7 @@ import { db } from "../lib/db/client";
 import { exportPolicyFile, importPolicyFile, parsePolicyFile, checkPolicyFile } from "../lib/policy/file";
 import { saveRuleVersion, RuleRejected, type RuleInput } from "../lib/policy/save-rule";
 import { currentDocument, currentRules, saveDocument } from "../lib/policy/store";
-import { policyTools } from "../lib/tools/registry";
+import { policyTools } from "../lib/tools/catalog";
 import { callTool } from "../lib/tasks/call";
 import { principal, resetDb, userId } from "./support/db";
 import { T0 } from "./support/proof";

@@ -6,7 +6,7 @@ import { formatWhen } from "@/components/when";
 import { hasRole, requireUser, VIEW_ROLES } from "@/lib/auth/session";
 import { historyPage } from "@/lib/inbox/history";
 import { OUTCOMES, parseHistoryParams, toQuery } from "@/lib/inbox/params";
-import { listTools } from "@/lib/tools/registry";
+import { listTools } from "@/lib/tools/catalog";
 import { approverGroups } from "@/lib/inbox/groups";
 import { FilterSelect } from "@/components/FilterSelect";
 

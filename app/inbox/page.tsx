@@ -6,7 +6,7 @@ import { cache } from "react";
 import { currentUser, hasRole, requireUser, REVIEW_ROLES, type SessionUser } from "@/lib/auth/session";
 import { inboxPage } from "@/lib/inbox/inbox";
 import { parseInboxParams, type InboxParams } from "@/lib/inbox/params";
-import { listTools } from "@/lib/tools/registry";
+import { listTools } from "@/lib/tools/catalog";
 
 export const dynamic = "force-dynamic";
 

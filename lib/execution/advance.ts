@@ -20,12 +20,13 @@ import { approvalBackend } from "../approvals/inbox-backend";
 import { config } from "../config";
 import { faultPoint } from "../faults";
 import { logFailure } from "../log";
+import { sanitizeForModel } from "../sanitize";
 import type { ApprovalInput, Decision } from "../policy/evaluate";
 import type { RequesterContext } from "../tasks/create";
 import { newSubmissionKey } from "../tasks/create";
 import { isTerminal } from "../tasks/view";
-import { getTool } from "../tools/registry";
-import { ToolError } from "../tools/types";
+import { getTool } from "../tools/catalog";
+import { ToolError, ToolOutcomeUnknownError } from "../tools/types";
 import { principalStillValid } from "../auth/agents";
 import { approvalExpiredAtClaim, claim, type ClaimApproval } from "./claim";
 import { deniedNotExecuted, executed, executionError, outcomeUnknown, type DenialCause } from "./outcomes";
@@ -145,11 +146,21 @@ async function execute(t: Task, now: Date, approval: ClaimApproval | undefined):
   const tool = getTool(t.tool)!;
   let outcome;
   try {
-    const out = await tool.run(tool.schema.parse(t.arguments), { taskId: t.id, now, resource: { type: t.resourceType, id: t.resourceId } });
-    outcome = executed(out.text, out.structured);
+    const out = await tool.run(tool.schema.parse(t.arguments), {
+      taskId: t.id,
+      now,
+      resource: { type: t.resourceType, id: t.resourceId },
+      ...(t.executionDeadline ? { deadline: t.executionDeadline } : {}),
+    });
+    // A result the tool reported as an error (an upstream's isError) ran and failed.
+    outcome = out.isError ? executionError(sanitizeForModel(out.text || "the tool reported an error.", 500)) : executed(out.text, out.structured);
   } catch (e) {
-    if (!(e instanceof ToolError)) logFailure(`tool ${t.tool} for task ${t.id}`, e);
-    outcome = executionError(e instanceof ToolError ? e.message : "an internal error occurred.");
+    if (e instanceof ToolOutcomeUnknownError) {
+      outcome = outcomeUnknown();
+    } else {
+      if (!(e instanceof ToolError)) logFailure(`tool ${t.tool} for task ${t.id}`, e);
+      outcome = executionError(e instanceof ToolError ? e.message : "an internal error occurred.");
+    }
   }
   const stored = await terminalize({
     taskId: t.id,

@@ -10,7 +10,7 @@ import { digest } from "../canonical";
 import { evaluate, type ApprovalInput, type Decision } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
 import { historyCallOf, measureHistory } from "../policy/history";
-import { getTool, toolVersion } from "../tools/registry";
+import { getTool, syncCatalog, toolVersion } from "../tools/catalog";
 import { ToolBusyError, ToolError } from "../tools/types";
 import type { DenialCause } from "./outcomes";
 
@@ -24,8 +24,10 @@ export async function reevaluate(task: Task, approval: ApprovalInput, now: Date)
   const subject = await currentSubject(task.agentId);
   if (!subject) return { next: "deny", cause: "principal" };
   if (digest(task.arguments) !== task.argumentsDigest) return { next: "deny", cause: "binding" };
+  await syncCatalog();
   const tool = getTool(task.tool);
-  if (!tool || toolVersion(tool) !== task.toolVersion) return { next: "deny", cause: "binding" };
+  // A tool held for review (it changed upstream) or changed at all is not the tool the approval was given for.
+  if (!tool || tool.held || toolVersion(tool) !== task.toolVersion) return { next: "deny", cause: "binding" };
   const parsed = tool.schema.safeParse(task.arguments);
   if (!parsed.success) return { next: "deny", cause: "binding" };
   let resource;
@@ -37,6 +39,15 @@ export async function reevaluate(task: Task, approval: ApprovalInput, now: Date)
     throw e;
   }
   if (resource.type !== task.resourceType || resource.id !== task.resourceId) return { next: "deny", cause: "binding" };
+  if (tool.ready) {
+    // Nothing is claimed for a tool that cannot be reached now: the approved call waits and is tried again.
+    try {
+      await tool.ready();
+    } catch (e) {
+      if (e instanceof ToolBusyError) return { next: "retry", retryAfterMs: e.retryAfterMs };
+      throw e;
+    }
+  }
   const policy = await currentPolicy();
   // History now, without this task's own record (it is pending in it): what else ran or waits in the window.
   const history = await measureHistory(

@@ -1,6 +1,6 @@
 /**
  * The McpServer factory for `createMcpHandler`: one instance per HTTP request, built for the authenticated
- * principal. Tools come from lib/tools/registry; every tools/call goes to lib/tasks/call, and the tasks
+ * principal. Tools come from lib/tools/catalog; every tools/call goes to lib/tasks/call, and the tasks
  * extension's tasks/get, tasks/update and tasks/cancel to lib/tasks. This file only moves values between the SDK
  * and the domain; the shapes are built in ./wire, the MRTR state in ./request-state.
  *
@@ -16,7 +16,7 @@ import { cancelTask } from "../tasks/cancel";
 import { getTask } from "../tasks/get";
 import { updateTask } from "../tasks/update";
 import { conformanceMode } from "../tools/conformance-fixtures";
-import { listTools } from "../tools/registry";
+import { listTools, syncCatalog } from "../tools/catalog";
 import { subjectOf } from "../auth/agents";
 import { visibleTools } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
@@ -41,8 +41,9 @@ const UpdateParams = z.object({ taskId: z.string().min(1).max(200), inputRespons
 export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
   const principal = principalOf(ctx.authInfo);
   if (conformanceMode()) await ensureConformanceData();
+  await syncCatalog();
   const server = new McpServer(SERVER_INFO, {
-    // The tool list is fixed at build time, so no list_changed is ever sent.
+    // One server per request: a client that lists again sees the current catalog, so no list_changed is sent.
     capabilities: {
       tools: { listChanged: false },
       // Conformance fixtures only: static resources and prompts, so no list_changed and no subscriptions either.
@@ -54,7 +55,9 @@ export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
   });
 
   const tools = new ToolTable(server);
-  for (const tool of listTools()) {
+  const catalog = listTools({ held: true });
+  const held = new Set(catalog.filter((t) => t.held).map((t) => t.name));
+  for (const tool of catalog) {
     tools.add(tool.name, { title: tool.title, description: tool.description, inputSchema: advertisedOnly(tool.inputSchema) }, (args, reqCtx) =>
       callToolHandler(requirePrincipal(principal), tool.name, args, reqCtx),
     );
@@ -62,8 +65,13 @@ export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
   registerDegradedTools(tools, () => requirePrincipal(principal));
   if (conformanceMode()) registerConformanceFixtures(server, tools, () => requirePrincipal(principal));
   tools.install({
-    governed: new Set(listTools().map((t) => t.name)),
-    visible: async () => visibleTools(await currentPolicy(), await subjectOf(requirePrincipal(principal))),
+    governed: new Set(catalog.map((t) => t.name)),
+    // A tool held for an admin's review is never listed, whatever policy says.
+    visible: async () => {
+      const visible = new Set(visibleTools(await currentPolicy(), await subjectOf(requirePrincipal(principal))));
+      for (const name of held) visible.delete(name);
+      return visible;
+    },
   });
 
   // tasks/get, tasks/update and tasks/cancel exist only on the 2026-07-28 era, where only the custom-schema form

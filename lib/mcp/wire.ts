@@ -77,7 +77,10 @@ export function terminalDenialEnvelope(): AuthorizationEnvelope {
  * asserts that nothing ran, so it never appears on `execution-error` or `outcome-unknown`.
  */
 export function toolResultToWire(outcome: ToolOutcome): CallToolResultWire {
-  const wire: CallToolResultWire = { content: [{ type: "text", text: outcome.text }], isError: outcome.isError };
+  const wire: CallToolResultWire = {
+    content: outcome.content && outcome.content.length > 0 ? (outcome.content as CallToolResultWire["content"]) : [{ type: "text", text: outcome.text }],
+    isError: outcome.isError,
+  };
   if (outcome.structured !== undefined) wire.structuredContent = outcome.structured;
   if (outcome.disposition !== undefined) {
     wire._meta = { [DISPOSITION_KEY]: outcome.disposition };

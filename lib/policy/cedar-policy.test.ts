@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { DEMO_RULES } from "../db/seed";
-import { policyTools } from "../tools/registry";
+import { policyTools } from "../tools/catalog";
 import { compilePolicy, type CompileResult } from "./compile";
 import { DEMO_DOCUMENT, withoutPolicy } from "./demo-policy";
 import { PolicyDocument, type PolicyTest } from "./document";

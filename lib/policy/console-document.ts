@@ -11,7 +11,7 @@ import { compilePolicy } from "./compile";
 import { PolicyDocument } from "./document";
 import { currentRules } from "./store";
 
-import { policyTools } from "../tools/registry";
+import { policyTools, syncCatalog } from "../tools/catalog";
 
 export type PlacedProblem = PolicyProblem & { where: "policies" | "settings" };
 
@@ -60,6 +60,7 @@ function lineOf(text: string, offset: number): { line: number; column: number } 
 export async function validateDraft(draft: DraftText): Promise<{ body: PolicyDocument | null; problems: PlacedProblem[] }> {
   const parsed = draftBody(draft);
   if (!parsed.ok) return { body: null, problems: parsed.problems };
+  await syncCatalog();
   const compiled = compilePolicy({ rules: await currentRules(), document: { id: "draft", version: 0, body: parsed.body }, tools: policyTools() }, { strict: true });
   if (compiled.ok) return { body: parsed.body, problems: [] };
   return {

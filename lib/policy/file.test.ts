@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEMO_RULES } from "../db/seed";
-import { policyTools } from "../tools/registry";
+import { policyTools } from "../tools/catalog";
 import { DEMO_DOCUMENT } from "./demo-policy";
 import { PolicyDocument, type PolicyTest } from "./document";
 import { checkPolicyFile, compilePolicyFile, describeDiff, diffPolicy, formatPolicyFile, parsePolicyFile, storedRule, type PolicyFile } from "./file";

@@ -15,7 +15,7 @@ import { z } from "zod";
 import { appendAudit } from "../audit/append";
 import { digest } from "../canonical";
 import { db } from "../db/client";
-import { policyTools } from "../tools/registry";
+import { policyTools, syncCatalog } from "../tools/catalog";
 import { splitPolicies, policyJson } from "./cedar";
 import { compilePolicy } from "./compile";
 import { formatDuration, parseDuration, PolicyDocument, type PostureSpec } from "./document";
@@ -574,6 +574,7 @@ export async function importPolicyFile(text: string, actorUserId: string, now: D
   const parsed = parsePolicyFile(text);
   if (!parsed.ok) return parsed;
   const { file } = parsed;
+  await syncCatalog();
   const checked = await checkPolicyFile(file, policyTools(), { mapResource: true });
   if (!checked.ok) return { ok: false, problems: checked.problems };
   const incoming: PolicyContent = { rules: file.rules, document: file.document };

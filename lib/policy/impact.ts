@@ -14,7 +14,7 @@
  */
 import { db, Prisma } from "../db/client";
 import { currentSubject } from "../auth/agents";
-import { getTool, policyTools } from "../tools/registry";
+import { getTool, policyTools, syncCatalog } from "../tools/catalog";
 import { ToolError } from "../tools/types";
 import type { PolicyProblem } from "./cedar";
 import { compilePolicy, type StoredDocument } from "./compile";
@@ -125,6 +125,7 @@ type PolicyPair = { current: CompiledPolicy; draft: CompiledPolicy; draftVersion
 /** The current policy and the draft's, compiled strictly (the draft is refused with its problems, as saving would). */
 export async function draftPolicies(draft: Draft): Promise<{ ok: true; pair: PolicyPair } | { ok: false; problems: PolicyProblem[] }> {
   const [rules, document] = await Promise.all([currentRules(), currentDocument()]);
+  await syncCatalog();
   const tools = policyTools();
   const current = compileStored(rules, document, tools);
   let draftRules = rules;

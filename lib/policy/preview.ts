@@ -7,7 +7,7 @@
 import { evaluate, type Decision, type Rule, type Subject } from "./evaluate";
 import { compileStored, currentDocument, currentRules } from "./store";
 import { RuleInput } from "./save-rule";
-import { getTool } from "../tools/registry";
+import { getTool } from "../tools/catalog";
 import { ToolError } from "../tools/types";
 import { argumentsProblem, describeIssues } from "../tools/check-arguments";
 import { isMoneyField, parseMoney } from "../inbox/rule-words";

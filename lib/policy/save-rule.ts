@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
-import { policyTools } from "../tools/registry";
+import { policyTools, syncCatalog } from "../tools/catalog";
 import { compilePolicy } from "./compile";
 import { formCondition, formPolicyId } from "./form-rules";
 import { currentDocument, currentRules } from "./store";
@@ -27,6 +27,7 @@ export class RuleRejected extends Error {
  * place must still validate, and the policy document's test cases must still pass against that whole policy.
  */
 export async function ruleProblem(rule: RuleInput): Promise<{ field: string; message: string } | null> {
+  await syncCatalog();
   const tool = policyTools().find((t) => t.name === rule.tool);
   if (!tool) return { field: "tool", message: `there is no tool ${rule.tool}` };
   if (formCondition({ ...rule, operator: rule.operator }, tool) === null) {

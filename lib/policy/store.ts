@@ -6,7 +6,7 @@
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { digest } from "../canonical";
-import { policyTools } from "../tools/registry";
+import { policyTools, syncCatalog } from "../tools/catalog";
 import type { PolicyProblem } from "./cedar";
 import { compilePolicy, type StoredDocument } from "./compile";
 import { LEGACY_DOCUMENT, PolicyDocument } from "./document";
@@ -66,6 +66,7 @@ function catalogKey(tools: PolicyTool[]): string {
  * fingerprint of the active form rules' rows); only when they changed are the rows read and compiled again.
  */
 export async function currentPolicy(): Promise<CompiledPolicy> {
+  await syncCatalog();
   const [head] = await db().$queryRaw<{ doc: string | null; rules: string | null }[]>`
     SELECT (SELECT id FROM "PolicyDocument" ORDER BY version DESC LIMIT 1) AS doc,
            (SELECT md5(string_agg(r::text, '|' ORDER BY r.id)) FROM "PolicyRule" r WHERE r.active) AS rules`;
@@ -101,6 +102,7 @@ export async function saveDocument(
   }
   const body = parsed.data;
   const bodyDigest = digest(body);
+  await syncCatalog();
   const rules = await currentRules();
   const compiled = compilePolicy({ rules, document: { id: "draft", version: 0, body }, tools: policyTools() }, { strict: true });
   if (!compiled.ok) return { ok: false, problems: compiled.problems };

@@ -4,7 +4,7 @@
  * a compiled policy with the pure `evaluate`, so the same cases run in the console when a version is saved and from
  * the command line (`npm run policy:test`) with no database.
  */
-import { getTool } from "../tools/registry";
+import { getTool } from "../tools/catalog";
 import { ToolError } from "../tools/types";
 import { argumentsProblem, describeIssues } from "../tools/check-arguments";
 import type { PolicyTest } from "./document";

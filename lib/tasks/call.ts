@@ -10,8 +10,8 @@ import { evaluate, type Decision } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
 import { historyCallOf, recordExecuted, settleRecord, windowsApply, withHistory } from "../policy/history";
 import { subjectOf } from "../auth/agents";
-import { getTool, toolVersion } from "../tools/registry";
-import { ToolError } from "../tools/types";
+import { getTool, syncCatalog, toolVersion } from "../tools/catalog";
+import { ToolBusyError, ToolError, ToolOutcomeUnknownError } from "../tools/types";
 import type { SubmissionInput } from "../approvals/backend";
 import { argumentsProblem, describeIssues } from "../tools/check-arguments";
 import { SubmissionInProgress, createApprovalTask } from "./create";
@@ -62,8 +62,10 @@ export type CallOptions = {
 };
 
 export async function callTool(principal: Principal, name: string, rawArgs: unknown, opts: CallOptions, now: Date): Promise<CallOutcome> {
+  await syncCatalog();
   const tool = getTool(name);
   if (!tool) throw new UnknownToolError(name);
+  if (tool.held) return refused(tool.held);
   const problem = argumentsProblem(rawArgs ?? {});
   if (problem) return refused(`Invalid arguments for ${tool.name}: ${problem}. The tool did not run.`);
   const parsed = tool.schema.safeParse(rawArgs ?? {});
@@ -108,18 +110,30 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   if (decision.decision === "allow") {
     try {
       const out = await tool.run(args, { taskId: null, now, resource: { type: resource.type, id: resource.id } });
+      // A tool error the tool itself reported (an upstream's isError result) still ran: recorded like any call.
       await db().$transaction(async (tx) => {
         if (recordId) await settleRecord({ id: recordId }, "executed", now, tx);
         else await recordExecuted(tx, historyCall, now);
         await appendAudit(tx, {
           type: "call.executed",
           actor: `agent:${principal.agentId}`,
-          data: { tool: tool.name, argumentsDigest, rule: decision.rule },
+          data: { tool: tool.name, argumentsDigest, rule: decision.rule, ...(out.isError ? { isError: true } : {}) },
           at: now,
         });
       });
-      return { kind: "result", outcome: { text: out.text, isError: false, structured: out.structured } };
+      return { kind: "result", outcome: { text: out.text, isError: out.isError === true, structured: out.structured, content: out.content } };
     } catch (e) {
+      if (e instanceof ToolOutcomeUnknownError) {
+        if (recordId) await settleRecord({ id: recordId }, "executed", now);
+        await db().$transaction((tx) =>
+          appendAudit(tx, { type: "call.outcome-unknown", actor: `agent:${principal.agentId}`, data: { tool: tool.name, argumentsDigest, rule: decision.rule }, at: now }),
+        );
+        return refused(`${e.message} The tool may have run; do not retry automatically.`);
+      }
+      if (e instanceof ToolBusyError) {
+        if (recordId) await settleRecord({ id: recordId }, "void", now);
+        return refused(`${e.message} The tool did not run; try again later.`);
+      }
       if (e instanceof ToolError) {
         if (recordId) await settleRecord({ id: recordId }, "void", now);
         return refused(`${e.message} The tool did not complete.`);

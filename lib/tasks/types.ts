@@ -24,6 +24,8 @@ export type ToolOutcome = {
   text: string;
   isError: boolean;
   structured?: Record<string, unknown>;
+  /** The content blocks as another server gave them (an upstream tool's result); `text` is used when absent. */
+  content?: unknown[];
   /** Set on every result of an approval task (never on a call that needed no approval). */
   disposition?: Disposition;
 };

@@ -16,13 +16,27 @@ export type ToolRunContext = {
    * whose mapping reads changing state maps again when it runs and refuses unless it still names this resource.
    */
   resource: { type: string; id: string };
+  /** The execution deadline of an approval task: a tool that calls out bounds its call by it. */
+  deadline?: Date;
 };
+
+/** What a run produced. `content` and `isError` are set by tools that return a result as another server gave it. */
+export type ToolRunResult = { text: string; structured?: Record<string, unknown>; content?: unknown[]; isError?: boolean };
 
 export type ToolDef<A = any> = {
   name: string;
   title: string;
   description: string;
   schema: z.ZodType<A>;
+  /** The JSON Schema agents see, when the tool has one of its own (the zod schema then validates against it). */
+  inputSchema?: Record<string, unknown>;
+  /** More of the tool's contract that toolVersion covers (an upstream tool's accepted snapshot digest). */
+  contract?: string;
+  /**
+   * Set while the tool may not be called (an upstream tool whose description, schema or annotations changed and
+   * await an admin's review): the words of the refusal. Such a tool is left out of tools/list.
+   */
+  held?: string;
   /** Bumped when the mapping from arguments to the policy's resource changes meaning. */
   mappingVersion: number;
   /**
@@ -38,8 +52,13 @@ export type ToolDef<A = any> = {
   policyResource: { entity: string; shape: Record<string, ResourceAttr> };
   /** One line a reviewer reads, e.g. "EUR 180.00 refund on order O-2289". */
   summary(args: A, resource: ResourceView): string;
+  /**
+   * Throws ToolBusyError when the tool cannot be reached right now (an upstream server that is down): checked
+   * before an approved call is claimed, so the call is retried within the approval's validity, never lost.
+   */
+  ready?(): Promise<void>;
   /** Performs the side effect once; returns what happened in words. Throws ToolError on failure. */
-  run(args: A, ctx: ToolRunContext): Promise<{ text: string; structured?: Record<string, unknown> }>;
+  run(args: A, ctx: ToolRunContext): Promise<ToolRunResult>;
 };
 
 /** A transient hold (for example the resource is locked): re-evaluation says "retry later", not "deny". */
@@ -48,3 +67,9 @@ export class ToolBusyError extends ToolError {
     super(message);
   }
 }
+
+/**
+ * The request may have reached the tool and no answer came back (a transport failure or timeout after sending):
+ * the outcome is unknown and the call is never retried automatically.
+ */
+export class ToolOutcomeUnknownError extends ToolError {}

@@ -5,7 +5,7 @@
 import { compilePolicy } from "../../lib/policy/compile";
 import { PolicyDocument } from "../../lib/policy/document";
 import type { CompiledPolicy, Rule } from "../../lib/policy/evaluate";
-import { policyTools } from "../../lib/tools/registry";
+import { policyTools } from "../../lib/tools/catalog";
 
 export function compiledFormRules(rules: Rule[]): CompiledPolicy {
   const r = compilePolicy(

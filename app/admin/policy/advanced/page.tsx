@@ -8,7 +8,7 @@ import { db } from "@/lib/db/client";
 import { settingsYaml } from "@/lib/policy/console-document";
 import { formRuleToCedar } from "@/lib/policy/form-rules";
 import { currentDocument, currentRules, documentVersion } from "@/lib/policy/store";
-import { policyTools } from "@/lib/tools/registry";
+import { policyTools, syncCatalog } from "@/lib/tools/catalog";
 
 export const metadata: Metadata = { title: "Advanced policy editor" };
 export const dynamic = "force-dynamic";
@@ -26,6 +26,7 @@ export default async function AdvancedPolicyPage({ searchParams }: { searchParam
   const viewing = wanted !== null && wanted !== current.version ? await documentVersion(wanted) : null;
   const authors = await db().user.findMany({ where: { id: { in: [...new Set(versions.flatMap((v) => (v.createdBy ? [v.createdBy] : [])))] } }, select: { id: true, email: true } });
   const by = (id: string | null) => authors.find((a) => a.id === id)?.email ?? id ?? "unknown";
+  await syncCatalog();
   const tools = policyTools();
   const formText = rules.map((r) => formRuleToCedar(r, tools.find((t) => t.name === r.tool)).text).join("\n\n");
 

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { adminJson, adminOnly, jsonAnswer, NO_STORE } from "@/lib/web/admin-json";
 import { checkPolicyFile, describeDiff, diffPolicy, exportPolicyFile, importPolicyFile, parsePolicyFile, storedRule } from "@/lib/policy/file";
 import { currentDocument, currentRules } from "@/lib/policy/store";
-import { policyTools } from "@/lib/tools/registry";
+import { policyTools, syncCatalog } from "@/lib/tools/catalog";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -33,6 +33,7 @@ export async function POST(request: Request) {
   }
   const parsed = parsePolicyFile(req.body.text);
   if (!parsed.ok) return jsonAnswer({ error: "The file has problems.", problems: parsed.problems }, 422);
+  await syncCatalog();
   const checked = await checkPolicyFile(parsed.file, policyTools(), { mapResource: true });
   if (!checked.ok) return jsonAnswer({ error: "The file has problems.", problems: checked.problems }, 422);
   const [rules, document] = await Promise.all([currentRules(), currentDocument()]);

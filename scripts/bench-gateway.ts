@@ -1,0 +1,154 @@
+/**
+ * Gateway benchmark: `npm run bench:gateway`. Prints figures; it is not a test.
+ *
+ * In one run, against @modelcontextprotocol/server-everything over Streamable HTTP (a child process on a loopback
+ * port) and a scratch database (in-memory embedded PGlite): the same allowed call (`echo`) made directly to the
+ * upstream with the SDK client, and through Countersign's /mcp (route handler behind a Node HTTP server, policy,
+ * audit, forwarding); median latency over N sequential calls and throughput with 8 concurrent clients; then the
+ * resident memory of one supervised stdio upstream (server-filesystem).
+ *
+ *   N=300 CONCURRENT_CALLS=400 npx tsx scripts/bench-gateway.ts
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { startEmbedded } from "../lib/db/embedded";
+import { applyMigrations } from "../lib/db/migrate";
+
+const N = Number(process.env.N ?? 300);
+const CONCURRENT_CALLS = Number(process.env.CONCURRENT_CALLS ?? 400);
+const CLIENTS = 8;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const p = (s.address() as net.AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return p;
+}
+
+async function waitListening(port: number): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const c = net.connect(port, "127.0.0.1");
+      c.once("connect", () => (c.destroy(), resolve(true)));
+      c.once("error", () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error("server-everything did not start");
+}
+
+const server = await startEmbedded({ dataDir: null });
+process.env.DATABASE_URL = server.url;
+process.env.COUNTERSIGN_DATA_KEYS ??= `bench:${Buffer.alloc(32, 7).toString("base64")}`;
+await applyMigrations(server.url);
+const { db, closeDb } = await import("../lib/db/client");
+const { seedDemo, DEMO_AGENTS } = await import("../lib/db/seed");
+const { saveUpstream } = await import("../lib/gateway/servers");
+const { discoverServer } = await import("../lib/gateway/discover");
+const { closeUpstreams, upstreamPid } = await import("../lib/gateway/connections");
+const { currentDocument, saveDocument } = await import("../lib/policy/store");
+const { serveRoute } = await import("../lib/mcp/testing");
+await seedDemo(db(), { steadyClock: true });
+
+const port = await freePort();
+const everything = spawn(process.execPath, [path.resolve("node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "streamableHttp"], {
+  env: { ...process.env, PORT: String(port) },
+  stdio: "ignore",
+});
+await waitListening(port);
+const upstreamUrl = new URL(`http://127.0.0.1:${port}/mcp`);
+const now = new Date();
+await saveUpstream({ name: "everything", transport: "streamable-http", url: upstreamUrl.toString() }, "system:bench", now);
+await discoverServer("everything", now);
+const doc = await currentDocument();
+await saveDocument({ ...doc.body, policies: `${doc.body.policies}\n\n@id("bench-echo")\npermit (principal, action == Action::"everything__echo", resource);\n` }, "system:bench", now, { check: async () => [] });
+
+const route = await serveRoute();
+const token = DEMO_AGENTS[1].token;
+
+async function directClient(): Promise<Client> {
+  const c = new Client({ name: "bench-direct", version: "1" }, { versionNegotiation: { mode: "auto" } } as never);
+  await c.connect(new StreamableHTTPClientTransport(upstreamUrl));
+  return c;
+}
+async function gatewayClient(): Promise<Client> {
+  const c = new Client({ name: "bench-gateway", version: "1" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  await c.connect(new StreamableHTTPClientTransport(route.url, { authProvider: { token: async () => token } }));
+  return c;
+}
+
+const echoArgs = (i: number) => ({ message: `m ${i}` });
+const deployArgs = (i: number) => ({ service: "checkout-api", environment: "staging", version: `1.0.${i}` });
+
+async function latency(c: Client, tool: string, args: (i: number) => Record<string, unknown> = echoArgs): Promise<number> {
+  const out: number[] = [];
+  for (let i = 0; i < 30; i++) await c.callTool({ name: tool, arguments: args(100_000 + i) });
+  for (let i = 0; i < N; i++) {
+    const t = performance.now();
+    const r = await c.callTool({ name: tool, arguments: args(i) });
+    out.push(performance.now() - t);
+    if (r.isError) throw new Error(`${tool} failed: ${JSON.stringify(r.content)}`);
+  }
+  return median(out);
+}
+
+async function throughput(clients: Client[], tool: string): Promise<number> {
+  let next = 0;
+  const t = performance.now();
+  await Promise.all(
+    clients.map(async (c) => {
+      while (next < CONCURRENT_CALLS) {
+        const i = next++;
+        await c.callTool({ name: tool, arguments: { message: `c ${i}` } });
+      }
+    }),
+  );
+  return (CONCURRENT_CALLS / (performance.now() - t)) * 1000;
+}
+
+const direct = await directClient();
+const gateway = await gatewayClient();
+const directMs = await latency(direct, "echo");
+const gatewayMs = await latency(gateway, "everything__echo");
+// The same route with a built-in allowed tool (a staging deploy): Countersign's own per-call work, no forwarding.
+const builtinMs = await latency(gateway, "deploy_service", deployArgs);
+const directClients = await Promise.all(Array.from({ length: CLIENTS }, directClient));
+const gatewayClients = await Promise.all(Array.from({ length: CLIENTS }, gatewayClient));
+const directRps = await throughput(directClients, "echo");
+const gatewayRps = await throughput(gatewayClients, "everything__echo");
+
+// One supervised stdio upstream: server-filesystem on a scratch folder, after one call.
+const folder = await fs.mkdtemp(path.join(os.tmpdir(), "cs-bench-fs-"));
+await saveUpstream(
+  { name: "filesystem", transport: "stdio", command: process.execPath, args: [path.resolve("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"), folder] },
+  "system:bench",
+  now,
+);
+await discoverServer("filesystem", now);
+const fsServer = await db().upstreamServer.findUniqueOrThrow({ where: { name: "filesystem" } });
+const pid = await upstreamPid(fsServer.id);
+const status = pid ? await fs.readFile(`/proc/${pid}/status`, "utf8").catch(() => "") : "";
+const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+
+console.log(`gateway benchmark (${os.cpus().length} cores, Node ${process.version}, database: embedded PGlite in memory)`);
+console.log(`  median latency, ${N} sequential echo calls: direct ${directMs.toFixed(2)} ms, through Countersign ${gatewayMs.toFixed(2)} ms (ratio ${(gatewayMs / directMs).toFixed(2)}x)`);
+console.log(`  for comparison, an allowed built-in call (deploy_service to staging) through the same route: ${builtinMs.toFixed(2)} ms`);
+console.log(`  throughput, ${CLIENTS} concurrent clients, ${CONCURRENT_CALLS} calls: direct ${directRps.toFixed(0)}/s, through Countersign ${gatewayRps.toFixed(0)}/s (${((gatewayRps / directRps) * 100).toFixed(0)}%)`);
+console.log(`  one supervised stdio upstream (server-filesystem): resident memory ${(rssKb / 1024).toFixed(1)} MiB`);
+
+for (const c of [direct, gateway, ...directClients, ...gatewayClients]) await c.close().catch(() => {});
+await route.close();
+await closeUpstreams();
+everything.kill();
+await fs.rm(folder, { recursive: true, force: true });
+await closeDb();
+await server.stop();
+process.exit(0);
