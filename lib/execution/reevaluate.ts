@@ -10,7 +10,7 @@ import { digest } from "../canonical";
 import { evaluate, type ApprovalInput, type Decision } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
 import { historyCallOf, measureHistory } from "../policy/history";
-import { getTool, syncCatalog, toolVersion } from "../tools/catalog";
+import { getTool, toolVersion } from "../tools/catalog";
 import { ToolBusyError, ToolError } from "../tools/types";
 import type { DenialCause } from "./outcomes";
 
@@ -24,7 +24,8 @@ export async function reevaluate(task: Task, approval: ApprovalInput, now: Date)
   const subject = await currentSubject(task.agentId);
   if (!subject) return { next: "deny", cause: "principal" };
   if (digest(task.arguments) !== task.argumentsDigest) return { next: "deny", cause: "binding" };
-  await syncCatalog();
+  // The current policy, and with it (same statement) the current tool catalog.
+  const policy = await currentPolicy();
   const tool = getTool(task.tool);
   // A tool held for review (it changed upstream) or changed at all is not the tool the approval was given for.
   if (!tool || tool.held || toolVersion(tool) !== task.toolVersion) return { next: "deny", cause: "binding" };
@@ -48,7 +49,6 @@ export async function reevaluate(task: Task, approval: ApprovalInput, now: Date)
       throw e;
     }
   }
-  const policy = await currentPolicy();
   // History now, without this task's own record (it is pending in it): what else ran or waits in the window.
   const history = await measureHistory(
     policy.document.history,

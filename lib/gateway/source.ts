@@ -12,7 +12,7 @@
 import { Validator, type Schema, type SchemaDraft } from "@cfworker/json-schema";
 import { z } from "zod";
 import { digest } from "../canonical";
-import { db } from "../db/client";
+import { db, Prisma } from "../db/client";
 import { entityTypeName, type ResourceAttr } from "../policy/schema";
 import { resolveUnderRoot } from "../tools/resolve-path";
 import { ToolError, ToolInputError, type ToolDef } from "../tools/types";
@@ -27,14 +27,20 @@ export function snapshotDigest(s: ToolSnapshot): string {
   return digest({ title: s.title ?? null, description: s.description, inputSchema: s.inputSchema, annotations: s.annotations });
 }
 
-/** One statement: changes when a server is registered, changed or removed, or a snapshot is accepted or held. */
-export async function upstreamFingerprint(): Promise<string | null> {
-  const [row] = await db().$queryRaw<{ f: string | null }[]>`
+/**
+ * The fingerprint of the upstream part of the catalog, as a scalar subquery another statement can carry: changes
+ * when a server is registered, changed or removed, or a snapshot is accepted or held.
+ */
+export const UPSTREAM_FINGERPRINT_SQL = Prisma.sql`(
     SELECT md5(string_agg(
       s.id || ':' || s.enabled::text || ':' || s."updatedAt"::text || ':' || coalesce(t.name, '') || ':' ||
       coalesce(t."acceptedDigest", '') || ':' || coalesce(t.status, '') || ':' || coalesce(t."summaryTemplate", ''),
-      '|' ORDER BY s.name, t.name)) AS f
-    FROM "UpstreamServer" s LEFT JOIN "UpstreamTool" t ON t."serverId" = s.id`;
+      '|' ORDER BY s.name, t.name))
+    FROM "UpstreamServer" s LEFT JOIN "UpstreamTool" t ON t."serverId" = s.id)`;
+
+/** The fingerprint alone, in one statement. */
+export async function upstreamFingerprint(): Promise<string | null> {
+  const [row] = await db().$queryRaw<{ f: string | null }[]>`SELECT ${UPSTREAM_FINGERPRINT_SQL} AS f`;
   return row?.f ?? null;
 }
 

@@ -17,6 +17,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { SubmissionInput } from "../approvals/backend";
 import { callTool, parseSubmissionInput } from "../tasks/call";
+import type { CompiledPolicy } from "../policy/evaluate";
 import { consumeRequestState } from "../tasks/request-state";
 import type { CallOutcome, InputQuestion, Principal } from "../tasks/types";
 import { invalidState, newCallState, requireMatchingCall, sealState, type SealedState } from "./request-state";
@@ -44,7 +45,7 @@ export function tasksRequired(): MissingRequiredClientCapabilityError {
   );
 }
 
-export async function callToolHandler(principal: Principal, tool: string, args: unknown, reqCtx: ServerContext): Promise<CallToolResult> {
+export async function callToolHandler(principal: Principal, tool: string, args: unknown, reqCtx: ServerContext, policy?: CompiledPolicy): Promise<CallToolResult> {
   const tasks = declaresTasksExtension(clientCapabilities(reqCtx));
   if (!tasks && TASK_REQUIRED.has(tool)) throw tasksRequired();
   const now = new Date();
@@ -52,7 +53,7 @@ export async function callToolHandler(principal: Principal, tool: string, args: 
   if ("result" in answered) return answered.result;
   let outcome: CallOutcome;
   try {
-    outcome = await callTool(principal, tool, args, { tasks, input: answered.input }, now);
+    outcome = await callTool(principal, tool, args, { tasks, input: answered.input, policy }, now);
   } catch (err) {
     logFailure("tools/call", err);
     return toolError("Internal error while processing this call; whether the tool ran is unknown. Do not retry automatically.");

@@ -16,7 +16,7 @@ import { cancelTask } from "../tasks/cancel";
 import { getTask } from "../tasks/get";
 import { updateTask } from "../tasks/update";
 import { conformanceMode } from "../tools/conformance-fixtures";
-import { listTools, syncCatalog } from "../tools/catalog";
+import { listTools } from "../tools/catalog";
 import { subjectOf } from "../auth/agents";
 import { visibleTools } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
@@ -41,7 +41,8 @@ const UpdateParams = z.object({ taskId: z.string().min(1).max(200), inputRespons
 export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
   const principal = principalOf(ctx.authInfo);
   if (conformanceMode()) await ensureConformanceData();
-  await syncCatalog();
+  // One statement: the current policy, and with it the current tool catalog this request registers and calls.
+  const policy = await currentPolicy();
   const server = new McpServer(SERVER_INFO, {
     // One server per request: a client that lists again sees the current catalog, so no list_changed is sent.
     capabilities: {
@@ -59,7 +60,7 @@ export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
   const held = new Set(catalog.filter((t) => t.held).map((t) => t.name));
   for (const tool of catalog) {
     tools.add(tool.name, { title: tool.title, description: tool.description, inputSchema: advertisedOnly(tool.inputSchema) }, (args, reqCtx) =>
-      callToolHandler(requirePrincipal(principal), tool.name, args, reqCtx),
+      callToolHandler(requirePrincipal(principal), tool.name, args, reqCtx, policy),
     );
   }
   registerDegradedTools(tools, () => requirePrincipal(principal));
@@ -68,7 +69,7 @@ export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
     governed: new Set(catalog.map((t) => t.name)),
     // A tool held for an admin's review is never listed, whatever policy says.
     visible: async () => {
-      const visible = new Set(visibleTools(await currentPolicy(), await subjectOf(requirePrincipal(principal))));
+      const visible = new Set(visibleTools(policy, await subjectOf(requirePrincipal(principal))));
       for (const name of held) visible.delete(name);
       return visible;
     },

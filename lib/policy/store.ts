@@ -6,7 +6,7 @@
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { digest } from "../canonical";
-import { policyTools, syncCatalog } from "../tools/catalog";
+import { CATALOG_FINGERPRINT_SQL, policyTools, syncCatalog } from "../tools/catalog";
 import type { PolicyProblem } from "./cedar";
 import { compilePolicy, type StoredDocument } from "./compile";
 import { LEGACY_DOCUMENT, PolicyDocument } from "./document";
@@ -62,14 +62,17 @@ function catalogKey(tools: PolicyTool[]): string {
 }
 
 /**
- * The current policy, compiled. One statement tells which versions are current (the document's id and a
- * fingerprint of the active form rules' rows); only when they changed are the rows read and compiled again.
+ * The current policy, compiled, and the tool catalog it was compiled for brought up to date. One statement tells
+ * which versions are current (the document's id, a fingerprint of the active form rules' rows and the catalog's
+ * fingerprint); only when they changed are the rows read and compiled again.
  */
 export async function currentPolicy(): Promise<CompiledPolicy> {
-  await syncCatalog();
-  const [head] = await db().$queryRaw<{ doc: string | null; rules: string | null }[]>`
+  const [head] = await db().$queryRaw<{ doc: string | null; rules: string | null; catalog: string | null }[]>`
     SELECT (SELECT id FROM "PolicyDocument" ORDER BY version DESC LIMIT 1) AS doc,
-           (SELECT md5(string_agg(r::text, '|' ORDER BY r.id)) FROM "PolicyRule" r WHERE r.active) AS rules`;
+           (SELECT md5(string_agg(r::text, '|' ORDER BY r.id)) FROM "PolicyRule" r WHERE r.active) AS rules,
+           ${CATALOG_FINGERPRINT_SQL} AS catalog`;
+  // The same statement brings the tool catalog's fingerprint: the catalog is current too, at no extra statement.
+  await syncCatalog(head?.catalog ?? null);
   const tools = policyTools();
   const key = `${head?.doc ?? "legacy"}:${head?.rules ?? "none"}:${catalogKey(tools)}`;
   const hit = cache.get(key);

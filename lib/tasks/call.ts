@@ -6,11 +6,11 @@
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { digest } from "../canonical";
-import { evaluate, type Decision } from "../policy/evaluate";
+import { evaluate, type CompiledPolicy, type Decision } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
 import { historyCallOf, recordExecuted, settleRecord, windowsApply, withHistory } from "../policy/history";
 import { subjectOf } from "../auth/agents";
-import { getTool, syncCatalog, toolVersion } from "../tools/catalog";
+import { getTool, toolVersion } from "../tools/catalog";
 import { ToolBusyError, ToolError, ToolOutcomeUnknownError } from "../tools/types";
 import type { SubmissionInput } from "../approvals/backend";
 import { argumentsProblem, describeIssues } from "../tools/check-arguments";
@@ -59,10 +59,16 @@ export type CallOptions = {
   tasks: boolean;
   /** Submission input answered on an MRTR retry (already checked against the sealed call binding). */
   input?: SubmissionInput;
+  /**
+   * The current policy as the request read it when it began (that statement synced the tool catalog too), so a
+   * call costs no second read; read here when absent.
+   */
+  policy?: CompiledPolicy;
 };
 
 export async function callTool(principal: Principal, name: string, rawArgs: unknown, opts: CallOptions, now: Date): Promise<CallOutcome> {
-  await syncCatalog();
+  // The current policy, and with it (same statement) the current tool catalog.
+  const policy = opts.policy ?? (await currentPolicy());
   const tool = getTool(name);
   if (!tool) throw new UnknownToolError(name);
   if (tool.held) return refused(tool.held);
@@ -78,7 +84,6 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
     if (e instanceof ToolError) return refused(`${e.message} The tool did not run.`);
     throw e;
   }
-  const policy = await currentPolicy();
   const subject = await subjectOf(principal);
   const argumentsDigest = digest(args);
   // Measure recent history, decide, and record the call in one short transaction that holds the history keys'

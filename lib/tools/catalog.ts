@@ -10,7 +10,7 @@
  */
 import { z } from "zod";
 import { digest } from "../canonical";
-import { loadUpstreamTools, upstreamFingerprint } from "../gateway/source";
+import { loadUpstreamTools, UPSTREAM_FINGERPRINT_SQL, upstreamFingerprint } from "../gateway/source";
 import { builtinTools } from "./builtin";
 import type { ToolDef } from "./types";
 import type { PolicyTool } from "../policy/schema";
@@ -20,16 +20,28 @@ type Snapshot = { fingerprint: string | null; tools: ToolDef[] };
 let upstream: Snapshot = { fingerprint: null, tools: [] };
 let syncing: Promise<void> | null = null;
 
-/** Brings the upstream part of the catalog up to date with the database. */
-export async function syncCatalog(): Promise<void> {
-  if (syncing) return syncing;
-  syncing = (async () => {
-    const fingerprint = await upstreamFingerprint();
-    if (fingerprint === upstream.fingerprint) return;
-    upstream = { fingerprint, tools: await loadUpstreamTools() };
-  })().finally(() => {
-    syncing = null;
-  });
+/**
+ * The catalog's fingerprint as a scalar SQL subquery, so a statement that reads something else anyway (the policy
+ * head, lib/policy/store) can bring it along, and pass it to syncCatalog.
+ */
+export const CATALOG_FINGERPRINT_SQL = UPSTREAM_FINGERPRINT_SQL;
+
+/**
+ * Brings the upstream part of the catalog up to date with the database: with `fingerprint` read just now by
+ * another statement (CATALOG_FINGERPRINT_SQL), without a statement of its own while the catalog is unchanged.
+ */
+export async function syncCatalog(fingerprint?: string | null): Promise<void> {
+  if (fingerprint !== undefined && fingerprint === upstream.fingerprint) return;
+  // Changed (or not known yet): one reload at a time, each reading the fingerprint it stores before the tools, so
+  // a change landing in between is seen at the next call.
+  if (!syncing) {
+    syncing = (async () => {
+      const now = await upstreamFingerprint();
+      if (now !== upstream.fingerprint) upstream = { fingerprint: now, tools: await loadUpstreamTools() };
+    })().finally(() => {
+      syncing = null;
+    });
+  }
   return syncing;
 }
 
