@@ -79,3 +79,45 @@ test("an agent's write into protected/ waits for an SRE, then the upstream write
   await expectAccessible(admin.page, testInfo, "admin-servers");
   await admin.context.close();
 });
+
+test("an admin sets the summary reviewers read for an upstream tool; an unknown placeholder is refused; the change is audited", async ({ browser, request }, testInfo) => {
+  const { context, page } = await personIn(browser, testInfo, ADMIN.email);
+  await page.goto("/admin/servers");
+  await ready(page);
+  const field = page.getByLabel(/^Summary reviewers read for write_file/);
+  await expect(field).toBeVisible();
+
+  // A placeholder the tool has no argument for is refused, and nothing is saved.
+  await field.fill("write {file}");
+  await page.getByRole("button", { name: "Save summary for write_file" }).click();
+  await expect(page.getByRole("main").getByRole("alert")).toContainText("The tool has no argument {file}; its arguments are {content}, {path}.");
+  await ready(page);
+  await expect(page.getByLabel(/^Summary reviewers read for write_file/)).toHaveValue("");
+
+  await page.getByLabel(/^Summary reviewers read for write_file/).fill("write {path} ({content})");
+  await page.getByRole("button", { name: "Save summary for write_file" }).click();
+  await expect(page.getByRole("main").getByRole("status")).toContainText('Reviewers now read filesystem__write_file as "write {path} ({content})".');
+  await ready(page);
+  await expect(page.getByLabel(/^Summary reviewers read for write_file/)).toHaveValue("write {path} ({content})");
+  await expectAccessible(page, testInfo, "admin-servers-summary");
+
+  // Reviewers read the new summary on the next request; the change is in the audit trail.
+  const file = `protected/summary-${unique()}.txt`;
+  const taskId = await gatedCall(request, OPS_BOT, "filesystem__write_file", { path: file, content: "v2" });
+  const sre = await personIn(browser, testInfo, SASHA.email);
+  await openFromInbox(sre.page, path.basename(file), taskId);
+  await expect(sre.page.getByTestId("request-summary")).toHaveText(`filesystem: write ${file} (v2)`);
+  await sre.context.close();
+
+  await page.goto("/admin/audit?type=upstream.summary-template");
+  await ready(page);
+  await expect(page.getByTestId("audit-row").filter({ hasText: "write {path} ({content})" }).first()).toBeVisible();
+
+  // Cleared, the generic summary is back.
+  await page.goto("/admin/servers");
+  await ready(page);
+  await page.getByLabel(/^Summary reviewers read for write_file/).fill("");
+  await page.getByRole("button", { name: "Save summary for write_file" }).click();
+  await expect(page.getByRole("main").getByRole("status")).toContainText("filesystem__write_file uses the generic summary again.");
+  await context.close();
+});
