@@ -1,6 +1,7 @@
 /**
- * `npm run policy:test -- <file>`: checks a policy file without a database. Parses it, compiles it strictly
- * against the built-in tool catalog, runs its test cases and prints one line per case and a summary.
+ * `npm run policy:test -- <file>`: checks a policy file without a database. Parses it (a `servers:` section too:
+ * literal secrets are refused there), compiles it strictly against the built-in tool catalog, runs its test cases
+ * and prints one line per case and a summary.
  *
  * Exit status: 0 when every case passes; 1 when a case fails or the policy has a problem (a Cedar error, a
  * condition the schema refuses); 2 when the file cannot be read or is not a policy file (YAML or schema errors).
@@ -41,6 +42,9 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
   const outcomes = await runPolicyTests(compiled.policy, parsed.file.document.tests);
+  if (parsed.file.servers?.length) {
+    console.log(`${parsed.file.servers.length} upstream server${parsed.file.servers.length === 1 ? "" : "s"} read (no secrets); their tools and summaries are checked when the file is imported`);
+  }
   for (const o of outcomes) {
     const pos = parsed.file.locate.test(o.index);
     console.log(`${o.passed ? "PASS" : "FAIL"}  ${oneLine(o.name, 120)}: ${o.reason}${o.passed || !pos ? "" : ` (${file}:${pos.line})`}`);

@@ -40,7 +40,7 @@ log="$out/server.log"
 start_scratch_server "$port" "$log"
 trap stop_scratch_server EXIT
 if wait_scratch_server "$port"; then
-  BASE_URL="http://127.0.0.1:$port" PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright.json" \
+  BASE_URL="http://127.0.0.1:$port" COUNTERSIGN_DATA_DIR="$scratch_data" PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright.json" \
     npx playwright test --reporter=list,json || status=1
 else
   echo "[test] the server did not start; its log:"

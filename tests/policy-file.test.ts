@@ -12,7 +12,9 @@ import os from "node:os";
 import path from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { db } from "../lib/db/client";
-import { exportPolicyFile, importPolicyFile, parsePolicyFile, checkPolicyFile } from "../lib/policy/file";
+import { describeDiff, exportPolicyFile, importPolicyFile, parsePolicyFile, checkPolicyFile } from "../lib/policy/file";
+import { recordSnapshots, setSummaryTemplate } from "../lib/gateway/discover";
+import { connectionOf, saveUpstream } from "../lib/gateway/servers";
 import { saveRuleVersion, RuleRejected, type RuleInput } from "../lib/policy/save-rule";
 import { currentDocument, currentRules, saveDocument } from "../lib/policy/store";
 import { policyTools } from "../lib/tools/catalog";
@@ -246,5 +248,101 @@ describe("npm run policy:test", () => {
     const r3 = await cli(path.join(dir, "missing.yaml"));
     expect(r3.code).toBe(2);
     expect(r3.stderr).toContain("cannot be read");
+  });
+});
+
+describe("upstream servers in the policy file", () => {
+  const TOKEN = "s3cr3t-bearer-token-value";
+  const ENV_VALUE = "literal-env-value-entered-in-the-console";
+  const snapshot = { description: "Write a file", inputSchema: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path"] }, annotations: {} };
+
+  async function registerServers() {
+    await saveUpstream({ name: "tickets", transport: "streamable-http", url: "https://tickets.example.test/mcp", credentials: { bearer: TOKEN } }, "user:admin", T0);
+    const files = await saveUpstream(
+      { name: "files", transport: "stdio", command: "node", args: ["server.js", "/srv"], env: { API_KEY: "${env:FILES_KEY}", MODE: ENV_VALUE }, root: "/srv", pathArgs: ["path"] },
+      "user:admin",
+      T0,
+    );
+    await recordSnapshots(files.id, "files", [{ name: "write_file", snapshot }], T0);
+    await setSummaryTemplate("files", "write_file", "write {path}", "user:admin", T0);
+    return files;
+  }
+
+  async function serverState() {
+    const rows = await db().upstreamServer.findMany({ orderBy: { name: "asc" }, include: { tools: { select: { name: true, summaryTemplate: true } } } });
+    return rows.map((r) => ({ name: r.name, url: r.url, command: r.command, enabled: r.enabled, credentials: r.credentials, env: r.env, tools: r.tools }));
+  }
+
+  it("export writes the registered servers with references, never a secret; importing it back changes nothing", async () => {
+    await registerServers();
+    const text = await exportPolicyFile();
+    expect(text).not.toContain(TOKEN);
+    expect(text).not.toContain(ENV_VALUE);
+    expect(text).toContain("servers:\n  - name: files\n    transport: stdio\n    command: node\n");
+    expect(text).toContain("    env:\n      API_KEY: ${env:FILES_KEY}\n      MODE: ${stored}\n");
+    expect(text).toContain("    summaries:\n      write_file: write {path}\n");
+    expect(text).toContain("    credentials:\n      bearer: ${stored}\n");
+    const before = [await policyState(), await serverState()];
+    expect(await importPolicyFile(text, await admin(), T0)).toMatchObject({ ok: true, unchanged: true });
+    expect([await policyState(), await serverState()]).toEqual(before);
+  });
+
+  it("an import registers and updates servers in the same transaction as the rules, keeping ${stored} secrets", async () => {
+    const files = await registerServers();
+    const text = (await exportPolicyFile())
+      .replace("https://tickets.example.test/mcp", "https://tickets.example.test/v2/mcp")
+      .replace("write {path}", "write {content} to {path}")
+      .replace("servers:\n", "servers:\n  - name: wiki\n    transport: streamable-http\n    url: http://127.0.0.1:9/mcp\n    credentials:\n      header: X-Api-Key\n      value: ${env:WIKI_KEY}\n")
+      .replace("    value: EUR 150.00\n", "    value: EUR 200.00\n");
+    const r = await importPolicyFile(text, await admin(), T0);
+    expect(r.ok, JSON.stringify(r)).toBe(true);
+    if (!r.ok) return;
+    expect(r.diff.servers).toEqual({ added: ["wiki"], changed: [{ name: "files", fields: ["summaries"] }, { name: "tickets", fields: ["url"] }] });
+    expect(describeDiff(r.diff)).toContain("+ server wiki\n~ server files (summaries)\n~ server tickets (url)\n~ rule refund-over-limit (value)");
+    expect(r.discovery).toEqual(expect.arrayContaining([expect.stringMatching(/^wiki: not discovered/)]));
+    const tickets = await db().upstreamServer.findUniqueOrThrow({ where: { name: "tickets" } });
+    expect(tickets.url).toBe("https://tickets.example.test/v2/mcp");
+    expect((await connectionOf(tickets.id))!.headers).toEqual({ Authorization: `Bearer ${TOKEN}` });
+    expect((await db().upstreamTool.findFirstOrThrow({ where: { serverId: files.id } })).summaryTemplate).toBe("write {content} to {path}");
+    // A reference is resolved when the gateway connects, from Countersign's environment.
+    const wiki = await db().upstreamServer.findUniqueOrThrow({ where: { name: "wiki" } });
+    await expect(connectionOf(wiki.id)).rejects.toThrow("The environment variable WIKI_KEY the server's settings refer to is not set.");
+    vi.stubEnv("WIKI_KEY", "from-the-environment");
+    try {
+      expect((await connectionOf(wiki.id))!.headers).toEqual({ "X-Api-Key": "from-the-environment" });
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const imported = await db().auditEvent.findFirstOrThrow({ where: { type: "policy.imported" } });
+    expect(imported.data).toMatchObject({ servers: ["files", "tickets", "wiki"] });
+    expect(await db().auditEvent.count({ where: { type: "upstream.registered", data: { path: ["server"], equals: "wiki" } } })).toBe(1);
+    expect(JSON.stringify(await db().auditEvent.findMany())).not.toContain(TOKEN);
+  });
+
+  it("a failure found late, a literal secret, an unknown placeholder or a ${stored} with nothing stored changes nothing", async () => {
+    await registerServers();
+    const good = (await exportPolicyFile()).replace("https://tickets.example.test/mcp", "https://tickets.example.test/v3/mcp");
+    const before = [await policyState(), await serverState()];
+
+    failAudit.on = true;
+    await expect(importPolicyFile(good, await admin(), T0)).rejects.toThrow("the audit trail is unavailable");
+    failAudit.on = false;
+    expect([await policyState(), await serverState()]).toEqual(before);
+
+    const literal = good.replace("bearer: ${stored}", "bearer: ghp_0123456789");
+    const r1 = await importPolicyFile(literal, await admin(), T0);
+    expect(!r1.ok && r1.problems[0]).toMatchObject({ line: literal.split("\n").findIndex((l) => l.includes("bearer: ghp_")) + 1, message: expect.stringContaining("a literal secret is refused") });
+
+    const placeholder = good.replace("write {path}", "write {file}");
+    const r2 = await importPolicyFile(placeholder, await admin(), T0);
+    expect(!r2.ok && r2.problems[0]).toMatchObject({
+      line: placeholder.split("\n").findIndex((l) => l.includes("write {file}")) + 1,
+      message: "servers[0].summaries.write_file: The tool has no argument {file}; its arguments are {content}, {path}.",
+    });
+
+    const nothingStored = good.replace("MODE: ${stored}", "MODE: ${stored}\n      OTHER: ${stored}");
+    const r3 = await importPolicyFile(nothingStored, await admin(), T0);
+    expect(!r3.ok && r3.problems[0].message).toBe("Invalid upstream server: env.OTHER: files has no stored value of OTHER to keep.");
+    expect([await policyState(), await serverState()]).toEqual(before);
   });
 });

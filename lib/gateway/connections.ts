@@ -5,6 +5,9 @@
  * supervises: when one exits unexpectedly its health is recorded and it is restarted with bounded exponential
  * backoff; a call that arrives meanwhile connects at once. `closeUpstreams()` and the process's exit stop them.
  *
+ * An upstream's `notifications/tools/list_changed` makes the gateway list its tools again at once
+ * (lib/gateway/rediscover.ts).
+ *
  * Forwarding a call tells apart what happened (ToolError classes of lib/tools/types):
  *  - the upstream could not be reached, nothing was sent: UpstreamUnavailableError (a ToolBusyError: re-evaluation
  *    may retry it within the approval's validity; at call time the agent reads that the tool did not run);
@@ -18,7 +21,7 @@ import { db } from "../db/client";
 import { logFailure } from "../log";
 import { sanitizeForModel } from "../sanitize";
 import { ToolBusyError, ToolError, ToolOutcomeUnknownError } from "../tools/types";
-import { connectionOf, type UpstreamConnection } from "./servers";
+import { connectionOf, UpstreamSecretError, type UpstreamConnection } from "./servers";
 
 export class UpstreamUnavailableError extends ToolBusyError {}
 
@@ -86,11 +89,18 @@ function transportOf(c: UpstreamConnection): StdioClientTransport | StreamableHT
 }
 
 async function open(serverId: string): Promise<Conn> {
-  const settings = await connectionOf(serverId);
+  const settings = await connectionOf(serverId).catch((e) => {
+    if (e instanceof UpstreamSecretError) throw new UpstreamUnavailableError(e.message);
+    throw e;
+  });
   if (!settings) throw new UpstreamUnavailableError("The upstream server is not registered or is disabled.");
   const transport = transportOf(settings);
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: "auto" } } as never);
   const conn: Conn = { client, transport, name: settings.name, stdio: settings.transport === "stdio", pid: null, closing: false };
+  // An upstream that says its tool list changed is rediscovered at once: a changed tool is held before it is called.
+  client.setNotificationHandler("notifications/tools/list_changed", () => {
+    void import("./rediscover").then((m) => m.rediscoverNow(settings.name)).catch((e) => logFailure("rediscovery on list_changed", e));
+  });
   if (transport instanceof StdioClientTransport) {
     // The child's diagnostics are not forwarded (they can quote arguments); drain them so it never blocks.
     transport.stderr?.on("data", () => {});
@@ -242,6 +252,17 @@ export async function callUpstream(serverId: string, tool: string, args: Record<
     }
     throw new ToolOutcomeUnknownError(`The connection to the upstream server ${conn.name} failed after the call was sent.`);
   }
+}
+
+/** Closes a server's connection (its settings changed): the next call connects with the new ones. */
+export async function dropUpstream(serverId: string): Promise<void> {
+  const slot = slots.get(serverId);
+  if (!slot) return;
+  if (slot.restart) clearTimeout(slot.restart);
+  slot.restart = null;
+  const conn = slot.conn ? await slot.conn.catch(() => null) : null;
+  if (conn) await drop(serverId, conn);
+  slot.conn = null;
 }
 
 /** The pid of a server's supervised process, when it runs (for tests and the console). */

@@ -9,10 +9,11 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Tool } from "@modelcontextprotocol/client";
-import { appendAudit } from "../audit/append";
+import { appendAudit, type Tx } from "../audit/append";
 import { db, Prisma } from "../db/client";
 import { listUpstreamTools } from "./connections";
 import { snapshotDigest, type ToolSnapshot } from "./source";
+import { summaryTemplateProblem } from "./summary";
 
 export function snapshotOf(tool: Tool): ToolSnapshot {
   return {
@@ -28,6 +29,7 @@ export type DiscoveryReport = { added: string[]; changed: string[]; removed: str
 export async function discoverServer(serverName: string, now: Date): Promise<DiscoveryReport> {
   const server = await db().upstreamServer.findUniqueOrThrow({ where: { name: serverName } });
   const listed = await listUpstreamTools(server.id);
+  await db().upstreamServer.updateMany({ where: { id: server.id }, data: { discoveredAt: now } });
   return recordSnapshots(server.id, server.name, listed.map((t) => ({ name: t.name, snapshot: snapshotOf(t) })), now);
 }
 
@@ -118,14 +120,22 @@ export async function acceptToolChange(serverName: string, tool: string, observe
   });
 }
 
-/** Sets (or clears, with null) the one-line summary reviewers read for a tool, e.g. "write {path}". */
+/**
+ * Sets (or clears, with null) the one-line summary reviewers read for a tool, e.g. "write {path}": one line whose
+ * placeholders name arguments of the tool's accepted input schema (summaryTemplateProblem). Audited.
+ */
 export async function setSummaryTemplate(serverName: string, tool: string, template: string | null, actor: string, now: Date): Promise<void> {
-  if (template !== null && (template.length === 0 || template.length > 200 || /[\u0000-\u001f]/.test(template))) {
-    throw new AcceptError("A summary template is one line of at most 200 characters.");
+  await db().$transaction((tx) => setSummaryTemplateIn(tx, serverName, tool, template, actor, now));
+}
+
+export async function setSummaryTemplateIn(tx: Tx, serverName: string, tool: string, template: string | null, actor: string, now: Date): Promise<void> {
+  const row = await tx.upstreamTool.findFirst({ where: { name: tool, server: { name: serverName } } });
+  if (!row) throw new AcceptError(`${serverName} has no tool ${tool}.`);
+  if (template !== null) {
+    const problem = summaryTemplateProblem(template, row.accepted as unknown as ToolSnapshot);
+    if (problem) throw new AcceptError(`${serverName}__${tool}: ${problem}`);
   }
-  await db().$transaction(async (tx) => {
-    const n = await tx.upstreamTool.updateMany({ where: { name: tool, server: { name: serverName } }, data: { summaryTemplate: template, updatedAt: now } });
-    if (n.count !== 1) throw new AcceptError(`${serverName} has no tool ${tool}.`);
-    await appendAudit(tx, { type: "upstream.summary-template", actor, data: { server: serverName, tool, template }, at: now });
-  });
+  if ((row.summaryTemplate ?? null) === template) return;
+  await tx.upstreamTool.updateMany({ where: { id: row.id }, data: { summaryTemplate: template, updatedAt: now } });
+  await appendAudit(tx, { type: "upstream.summary-template", actor, data: { server: serverName, tool, previous: row.summaryTemplate ?? null, template }, at: now });
 }

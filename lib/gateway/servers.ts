@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { appendAudit } from "../audit/append";
+import { appendAudit, type Tx } from "../audit/append";
 import { open, seal } from "../crypto/seal";
 import { db } from "../db/client";
 import { SERVER_NAME } from "./names";
@@ -103,17 +103,67 @@ export function viewOf(row: Row): UpstreamView {
 }
 
 /**
+ * A secret value may be a reference to an environment variable of Countersign's process, `${env:NAME}`: what is
+ * stored (sealed) is then the reference, resolved each time the gateway connects. `${stored}` (in the policy
+ * file) stands for the value already stored, which is kept.
+ */
+export const ENV_REFERENCE = /^\$\{env:([A-Za-z_][A-Za-z0-9_]{0,127})\}$/;
+export const STORED_VALUE = "${stored}";
+
+export class UpstreamSecretError extends Error {}
+
+/** A stored secret value with its reference resolved from the environment. Throws, naming the variable only. */
+export function resolveSecret(value: string, env: NodeJS.ProcessEnv = process.env): string {
+  const m = ENV_REFERENCE.exec(value);
+  if (!m) return value;
+  const v = env[m[1]];
+  if (v === undefined || v === "") throw new UpstreamSecretError(`The environment variable ${m[1]} the server's settings refer to is not set.`);
+  return v;
+}
+
+/**
  * Registers a server, or updates the one of that name (`credentials`/`env` left out keep the stored values; an
  * update that changes the transport replaces them). Returns the view; throws UpstreamInputError on bad input.
  */
 export async function saveUpstream(input: unknown, actor: string, now: Date): Promise<UpstreamView> {
+  return db().$transaction((tx) => saveUpstreamIn(tx, input, actor, now));
+}
+
+/** The stored secrets of a server (for the policy file's export: to tell references from values; never shown). */
+export function storedSecrets(row: Row): { credentials: UpstreamCredentials | null; env: Record<string, string> } {
+  return {
+    credentials: row.credentials ? (open(row.credentials, credentialsAad(row.id)) as UpstreamCredentials) : null,
+    env: row.env ? (open(row.env, envAad(row.id)) as Record<string, string>) : {},
+  };
+}
+
+/** saveUpstream inside a transaction the caller holds (the policy file's import). `${stored}` keeps a stored value. */
+export async function saveUpstreamIn(tx: Tx, input: unknown, actor: string, now: Date): Promise<UpstreamView> {
   const parsed = UpstreamInput.safeParse(input);
   if (!parsed.success) throw new UpstreamInputError(`Invalid upstream server: ${problems(parsed.error)}.`);
   const v = parsed.data;
-  return db().$transaction(async (tx) => {
+  {
     const existing = await tx.upstreamServer.findUnique({ where: { name: v.name } });
     const id = existing?.id ?? `up_${randomUUID()}`;
     const keep = existing && existing.transport === v.transport;
+    const stored = existing && keep ? storedSecrets(existing) : { credentials: null, env: {} as Record<string, string> };
+    if (v.transport === "streamable-http" && v.credentials) {
+      const c = v.credentials;
+      const value = "bearer" in c ? c.bearer : c.value;
+      if (value === STORED_VALUE) {
+        const s = stored.credentials;
+        const same = s && ("bearer" in c ? "bearer" in s : "header" in s && s.header === c.header);
+        if (!same) throw new UpstreamInputError(`Invalid upstream server: credentials: ${v.name} has no stored ${"bearer" in c ? "bearer token" : `${c.header} header`} to keep.`);
+        v.credentials = s;
+      }
+    }
+    if (v.transport === "stdio") {
+      for (const [k, value] of Object.entries(v.env)) {
+        if (value !== STORED_VALUE) continue;
+        if (!(k in stored.env)) throw new UpstreamInputError(`Invalid upstream server: env.${k}: ${v.name} has no stored value of ${k} to keep.`);
+        v.env[k] = stored.env[k];
+      }
+    }
     const data =
       v.transport === "streamable-http"
         ? {
@@ -145,7 +195,7 @@ export async function saveUpstream(input: unknown, actor: string, now: Date): Pr
       at: now,
     });
     return viewOf(row);
-  });
+  }
 }
 
 export async function removeUpstream(name: string, actor: string, now: Date): Promise<boolean> {
@@ -178,9 +228,10 @@ export async function connectionOf(id: string): Promise<UpstreamConnection | nul
   const headers: Record<string, string> = {};
   if (row.credentials) {
     const c = open(row.credentials, credentialsAad(row.id)) as UpstreamCredentials;
-    if ("bearer" in c) headers.Authorization = `Bearer ${c.bearer}`;
-    else headers[c.header] = c.value;
+    if ("bearer" in c) headers.Authorization = `Bearer ${resolveSecret(c.bearer)}`;
+    else headers[c.header] = resolveSecret(c.value);
   }
+  const env = row.env ? (open(row.env, envAad(row.id)) as Record<string, string>) : {};
   return {
     id: row.id,
     name: row.name,
@@ -189,7 +240,7 @@ export async function connectionOf(id: string): Promise<UpstreamConnection | nul
     headers,
     command: row.command,
     args: row.args as string[],
-    env: row.env ? (open(row.env, envAad(row.id)) as Record<string, string>) : {},
+    env: Object.fromEntries(Object.entries(env).map(([k, v]) => [k, resolveSecret(v)])),
   };
 }
 

@@ -197,3 +197,88 @@ describe("test cases", () => {
     expect(failure.message).not.toMatch(/[\u0000-\u001f]/);
   });
 });
+
+describe("the servers section: upstream MCP servers as code, secrets only as references", () => {
+  const example = readFileSync(EXAMPLE, "utf8");
+  const withServers = (section: string) => example.replace("format: countersign.policy/v1\n", `format: countersign.policy/v1\n${section}`);
+  const SECTION = [
+    "servers:",
+    "  - name: github",
+    "    transport: streamable-http",
+    "    url: https://mcp.example.test/mcp",
+    "    credentials:",
+    "      bearer: ${env:GITHUB_TOKEN}",
+    "  - name: files",
+    "    transport: stdio",
+    "    command: npx",
+    "    args: [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/srv/files\"]",
+    "    env:",
+    "      API_KEY: ${env:FILES_API_KEY}",
+    "      KEPT: ${stored}",
+    "    root: /srv/files",
+    "    path_arguments: [path]",
+    "    summaries:",
+    "      write_file: write {path}",
+    "",
+  ].join("\n");
+
+  it("is read into servers with their references, written back stably, and shown in the diff", () => {
+    const file = parsed(withServers(SECTION));
+    expect(file.servers).toEqual([
+      { name: "github", transport: "streamable-http", enabled: true, url: "https://mcp.example.test/mcp", credentials: { bearer: "${env:GITHUB_TOKEN}" }, pathArgs: [], summaries: {} },
+      {
+        name: "files",
+        transport: "stdio",
+        enabled: true,
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv/files"],
+        env: { API_KEY: "${env:FILES_API_KEY}", KEPT: "${stored}" },
+        root: "/srv/files",
+        pathArgs: ["path"],
+        summaries: { write_file: "write {path}" },
+      },
+    ]);
+    const text = formatPolicyFile(file, tools);
+    expect(text.indexOf("servers:")).toBeLessThan(text.indexOf("rules:"));
+    expect(text.indexOf("name: files")).toBeLessThan(text.indexOf("name: github"));
+    expect(formatPolicyFile(parsed(text), tools)).toBe(text);
+
+    const diff = diffPolicy({ ...demo(), servers: [{ ...file.servers![1], summaries: {} }] }, file);
+    expect(diff.servers).toEqual({ added: ["github"], changed: [{ name: "files", fields: ["summaries"] }] });
+    expect(diff.unchanged).toBe(false);
+    expect(describeDiff(diff).split("\n").slice(0, 2)).toEqual(["+ server github", "~ server files (summaries)"]);
+    // Without a servers section nothing about servers changes.
+    expect(diffPolicy({ ...demo(), servers: file.servers }, parsed(example)).unchanged).toBe(true);
+  });
+
+  it("a literal secret is refused at its line and column, and so is a password in the URL", () => {
+    const text = withServers(SECTION.replace("${env:GITHUB_TOKEN}", "ghp_live_secret").replace("${env:FILES_API_KEY}", "hunter2"));
+    const r = parsePolicyFile(text);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems).toHaveLength(2);
+    expect(r.problems[0]).toMatchObject({ line: lineOf(text, "bearer: ghp_live_secret"), column: 15 });
+    expect(r.problems[0].message).toMatch(/^servers\[0\]\.credentials\.bearer: a literal secret is refused/);
+    expect(r.problems[1]).toMatchObject({ line: lineOf(text, "API_KEY: hunter2"), column: 7 });
+    expect(JSON.stringify(r.problems)).not.toMatch(/ghp_live_secret|hunter2/);
+
+    const url = withServers(SECTION.replace("https://mcp.example.test/mcp", "https://bot:pw@mcp.example.test/mcp"));
+    const u = parsePolicyFile(url);
+    expect(!u.ok && u.problems[0]).toMatchObject({ line: lineOf(url, "url: https://bot:pw@"), message: expect.stringMatching(/credentials in the URL are refused/) });
+  });
+
+  it("a bad name, a field of the other transport, or two servers of one name are refused where they are", () => {
+    const text = withServers(SECTION.replace("name: github", "name: GitHub!").replace("    root: /srv/files\n", "    root: /srv/files\n    url: https://x.test/\n"));
+    const r = parsePolicyFile(text);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems.map((p) => [p.line, p.message.split(":")[0]])).toEqual(
+      expect.arrayContaining([
+        [lineOf(text, "url: https://x.test/"), "servers[1].url"],
+        [lineOf(text, "name: GitHub!"), "servers[0].name"],
+      ]),
+    );
+    const twice = parsePolicyFile(withServers(SECTION.replace("name: files", "name: github")));
+    expect(!twice.ok && twice.problems[0].message).toBe("servers[1].name: two servers are named github");
+  });
+});

@@ -9,6 +9,8 @@
  *    `policies` are reported at their line and column in the file, not in the block.
  *  - `diffPolicy` / `describeDiff` say what an import would change; `importPolicyFile` saves it in one transaction,
  *    or saves nothing at all.
+ *  - An optional `servers:` section registers upstream MCP servers (lib/policy/file-servers.ts): no secrets, only
+ *    references to environment variables.
  */
 import YAML, { isMap, isScalar, isSeq, LineCounter, Scalar, type Document, type Node as YamlNode } from "yaml";
 import { z } from "zod";
@@ -24,6 +26,10 @@ import { FORM_PREFIX } from "./form-rules";
 import { RuleInput } from "./save-rule";
 import type { PolicyTool } from "./schema";
 import { currentDocument, currentRules } from "./store";
+import { UpstreamInput, UpstreamInputError } from "../gateway/servers";
+import { discoverServer } from "../gateway/discover";
+import { dropUpstream } from "../gateway/connections";
+import { applyServers, currentServerSpecs, diffServers, FileServer, serverOut, serverSpecsOf, summaryProblems, upstreamInputOf, type ServerSpec, type ServersDiff } from "./file-servers";
 import { failuresOf, oneLine, runPolicyTests, type TestOutcome } from "./test-cases";
 
 export const FORMAT = "countersign.policy/v1";
@@ -39,12 +45,15 @@ export type FileLocator = {
   test(index: number): Pos | undefined;
   /** A line and column inside `policies` to the line and column in the file. */
   policies(line: number, column: number): Pos | undefined;
+  /** Any key of the file by its path, e.g. ["servers", 0, "summaries", "write_file"]. */
+  at(path: (string | number)[]): Pos | undefined;
 };
 
-export type PolicyFile = { rules: RuleInput[]; document: PolicyDocument; locate: FileLocator };
+/** `servers` is null when the file has no servers section (the registered servers are then left as they are). */
+export type PolicyFile = { rules: RuleInput[]; document: PolicyDocument; servers: ServerSpec[] | null; locate: FileLocator };
 
-/** What a policy is for export, diff and import: the active form rules and the document's body. */
-export type PolicyContent = { rules: RuleInput[]; document: PolicyDocument };
+/** What a policy is for export, diff and import: the active form rules, the document's body and the upstream servers. */
+export type PolicyContent = { rules: RuleInput[]; document: PolicyDocument; servers?: ServerSpec[] | null };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Money and values
@@ -145,6 +154,7 @@ export function formatPolicyFile(content: PolicyContent, tools: PolicyTool[] = p
   const rules = [...content.rules].filter((r) => r.active).sort((a, b) => (a.ruleKey < b.ruleKey ? -1 : a.ruleKey > b.ruleKey ? 1 : 0));
   const doc = new YAML.Document({
     format: FORMAT,
+    ...(content.servers?.length ? { servers: [...content.servers].sort((a, b) => (a.name < b.name ? -1 : 1)).map(serverOut) } : {}),
     rules: rules.map((r) => ruleOut(r, tools)),
     policies: d.policies,
     defaults: { posture: postureOut(d.defaults.posture), tools: sortedRecord(d.defaults.tools, postureOut), agents: sortedRecord(d.defaults.agents, postureOut) },
@@ -163,8 +173,8 @@ export function formatPolicyFile(content: PolicyContent, tools: PolicyTool[] = p
 
 /** The current policy (active form rules and the current document) as a file. */
 export async function exportPolicyFile(): Promise<string> {
-  const [rules, document] = await Promise.all([currentRules(), currentDocument()]);
-  return formatPolicyFile({ rules: rules.map(storedRule), document: document.body });
+  const [rules, document, servers] = await Promise.all([currentRules(), currentDocument(), currentServerSpecs()]);
+  return formatPolicyFile({ rules: rules.map(storedRule), document: document.body, servers });
 }
 
 /** A stored rule row as rule input (the fields a version is made of). */
@@ -217,6 +227,7 @@ type FileRule = z.infer<typeof FileRule>;
 const FileShape = z
   .object({
     format: z.literal(FORMAT, `the first key is format: ${FORMAT}`),
+    servers: z.array(FileServer).optional(),
     rules: z.array(FileRule).default([]),
     policies: z.string().default(""),
     defaults: z.unknown().optional(),
@@ -386,6 +397,18 @@ export function parsePolicyFile(text: string): ParseResult {
     rules.push(parsed.data);
   });
 
+  let servers: ServerSpec[] | null = null;
+  if (f.servers) {
+    const { specs, problems: found } = serverSpecsOf(f.servers);
+    for (const p of found) issue(["servers", ...p.path], p.message, p.path.length === 3 && (p.path[1] === "env"));
+    for (const spec of specs) {
+      const i = f.servers.findIndex((s) => s.name === spec.name);
+      const checked = UpstreamInput.safeParse(upstreamInputOf(spec));
+      if (!checked.success) zodIssues(checked.error, ["servers", i], (p) => (p[0] === "pathArgs" ? ["path_arguments", ...p.slice(1)] : p));
+    }
+    servers = specs;
+  }
+
   const body = PolicyDocument.safeParse({ policies: f.policies, defaults: f.defaults, history: f.history, timeZones: f.time_zones, tests: f.tests });
   if (!body.success) zodIssues(body.error, [], (p) => (p[0] === "timeZones" ? ["time_zones", ...p.slice(1)] : p));
   if (problems.length > 0 || !body.success) return { ok: false, problems };
@@ -394,8 +417,9 @@ export function parsePolicyFile(text: string): ParseResult {
     rule: (key) => (keys.has(key) ? posOf(lc, nodeAt(doc, ["rules", keys.get(key)!])) : undefined),
     test: (index) => posOf(lc, nodeAt(doc, ["tests", index])),
     policies: policiesLocator(text, lc, doc.get("policies", true) as YamlNode | null),
+    at: (path) => posOf(lc, nodeAt(doc, path)),
   };
-  return { ok: true, file: { rules: rules.filter((r) => r.active), document: body.data, locate } };
+  return { ok: true, file: { rules: rules.filter((r) => r.active), document: body.data, servers, locate } };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -446,6 +470,8 @@ export type PolicyDiff = {
   tests: { added: string[]; changed: string[]; removed: string[] };
   /** The document's text differs (also when only comments or layout of `policies` changed). */
   document: boolean;
+  /** Upstream servers the import registers or changes (a server the file does not name is left as it is). */
+  servers: ServersDiff;
   unchanged: boolean;
 };
 
@@ -523,9 +549,10 @@ export function diffPolicy(current: PolicyContent, incoming: PolicyContent): Pol
     timeZones: digest(cd.timeZones) !== digest(id.timeZones),
     tests,
     document,
+    servers: incoming.servers ? diffServers(current.servers ?? [], incoming.servers) : { added: [], changed: [] },
     unchanged: false,
   };
-  diff.unchanged = !document && rules.added.length + rules.changed.length + rules.removed.length === 0;
+  diff.unchanged = !document && rules.added.length + rules.changed.length + rules.removed.length === 0 && diff.servers.added.length + diff.servers.changed.length === 0;
   return diff;
 }
 
@@ -533,6 +560,8 @@ export function diffPolicy(current: PolicyContent, incoming: PolicyContent): Pol
 export function describeDiff(diff: PolicyDiff): string {
   if (diff.unchanged) return "No changes.";
   const lines: string[] = [];
+  for (const k of diff.servers.added) lines.push(`+ server ${k}`);
+  for (const c of diff.servers.changed) lines.push(`~ server ${c.name} (${c.fields.join(", ")})`);
   for (const k of diff.rules.added) lines.push(`+ rule ${k}`);
   for (const c of diff.rules.changed) lines.push(`~ rule ${c.key} (${c.fields.join(", ")})`);
   for (const k of diff.rules.removed) lines.push(`- rule ${k} (retired)`);
@@ -561,7 +590,7 @@ export type ImportedVersions = {
 };
 
 export type ImportResult =
-  | { ok: true; unchanged: boolean; diff: PolicyDiff; versions: ImportedVersions }
+  | { ok: true; unchanged: boolean; diff: PolicyDiff; versions: ImportedVersions; discovery?: string[] }
   | { ok: false; problems: FileProblem[] };
 
 /**
@@ -577,9 +606,11 @@ export async function importPolicyFile(text: string, actorUserId: string, now: D
   await syncCatalog();
   const checked = await checkPolicyFile(file, policyTools(), { mapResource: true });
   if (!checked.ok) return { ok: false, problems: checked.problems };
-  const incoming: PolicyContent = { rules: file.rules, document: file.document };
+  const serverProblems = await serverSummaryProblems(file);
+  if (serverProblems.length > 0) return { ok: false, problems: serverProblems };
+  const incoming: PolicyContent = { rules: file.rules, document: file.document, servers: file.servers };
 
-  return db().$transaction(async (tx) => {
+  const result: ImportResult = await db().$transaction(async (tx): Promise<ImportResult> => {
     // The same locks as saving one rule (per key) or the document: an import and those saves serialize.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(7240004, 1)`;
     const locked = new Set<string>();
@@ -595,7 +626,8 @@ export async function importPolicyFile(text: string, actorUserId: string, now: D
     }
     const head = await tx.policyDocument.findFirst({ orderBy: { version: "desc" } });
     const currentBody = head ? PolicyDocument.parse(head.body) : (await currentDocument()).body;
-    const diff = diffPolicy({ rules: active.map(storedRule), document: currentBody }, incoming);
+    const servers = file.servers ? await currentServerSpecs(tx) : [];
+    const diff = diffPolicy({ rules: active.map(storedRule), document: currentBody, servers }, incoming);
     const versions: ImportedVersions = { rules: [], document: null };
     if (diff.unchanged) return { ok: true as const, unchanged: true, diff, versions };
 
@@ -624,12 +656,59 @@ export async function importPolicyFile(text: string, actorUserId: string, now: D
       });
       versions.document = { version, previous: head?.version ?? null };
     }
+    const touched = file.servers ? await applyServers(tx, file.servers, diff.servers, `user:${actorUserId}`, now) : [];
     await appendAudit(tx, {
       type: "policy.imported",
       actor: `user:${actorUserId}`,
-      data: { rules: versions.rules, document: versions.document, digest: digest(text) },
+      data: { rules: versions.rules, document: versions.document, servers: touched, digest: digest(text) },
       at: now,
     });
     return { ok: true as const, unchanged: false, diff, versions };
+  }).catch((e) => {
+    // A server the file cannot register as written (e.g. ${stored} with nothing stored): refused, nothing saved.
+    if (e instanceof UpstreamInputError) return { ok: false as const, problems: [{ message: e.message }] };
+    throw e;
   });
+  if (!result.ok || result.unchanged) return result;
+  return { ...result, discovery: await rediscoverImported(result.diff.servers, now) };
+}
+
+/** Summaries name tools and arguments the database knows: each problem at its place in the file. */
+async function serverSummaryProblems(file: PolicyFile): Promise<FileProblem[]> {
+  if (!file.servers) return [];
+  return (await summaryProblems(file.servers)).map((p) => at({ message: `servers[${p.server}].summaries.${p.tool}: ${p.message}` }, file.locate.at(["servers", p.server, "summaries", p.tool])));
+}
+
+/**
+ * After an import that registered or changed servers: their open connections are closed (the next call uses the
+ * new settings) and their tools discovered. A server that cannot be reached now is reported; the import stands.
+ */
+async function rediscoverImported(diff: ServersDiff, now: Date): Promise<string[]> {
+  const notes: string[] = [];
+  for (const name of [...diff.added, ...diff.changed.map((c) => c.name)].sort()) {
+    const row = await db().upstreamServer.findUnique({ where: { name }, select: { id: true, enabled: true } });
+    if (!row) continue;
+    await dropUpstream(row.id);
+    if (!row.enabled) continue;
+    try {
+      const r = await discoverServer(name, now);
+      notes.push(`${name}: ${r.added.length} new, ${r.changed.length} changed, ${r.removed.length} removed, ${r.unchanged.length} unchanged tools`);
+    } catch (e) {
+      notes.push(`${name}: not discovered (${(e as Error).constructor.name === "Error" ? "the server could not be reached" : (e as Error).message})`);
+    }
+  }
+  return notes;
+}
+
+/** What importing `text` would change (nothing is saved), or its problems with line and column. */
+export async function previewPolicyFile(text: string): Promise<{ ok: true; diff: PolicyDiff } | { ok: false; problems: FileProblem[] }> {
+  const parsed = parsePolicyFile(text);
+  if (!parsed.ok) return parsed;
+  await syncCatalog();
+  const checked = await checkPolicyFile(parsed.file, policyTools(), { mapResource: true });
+  if (!checked.ok) return { ok: false, problems: checked.problems };
+  const problems = await serverSummaryProblems(parsed.file);
+  if (problems.length > 0) return { ok: false, problems };
+  const [rules, document, servers] = await Promise.all([currentRules(), currentDocument(), parsed.file.servers ? currentServerSpecs() : Promise.resolve([])]);
+  return { ok: true, diff: diffPolicy({ rules: rules.map(storedRule), document: document.body, servers }, parsed.file) };
 }

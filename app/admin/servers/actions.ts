@@ -4,7 +4,7 @@ import { revalidatePath } from "next/cache";
 import { redirect } from "next/navigation";
 import { ADMIN_ROLES, authorizeAction } from "@/lib/auth/session";
 import { applyAnnotationDefaults } from "@/lib/gateway/defaults";
-import { acceptToolChange, discoverServer } from "@/lib/gateway/discover";
+import { acceptToolChange, discoverServer, setSummaryTemplate } from "@/lib/gateway/discover";
 import { saveUpstream } from "@/lib/gateway/servers";
 
 function text(formData: FormData, key: string): string {
@@ -103,4 +103,22 @@ export async function acceptToolAction(formData: FormData): Promise<void> {
     back({ error: problem(e) });
   }
   back({ note: `Accepted the new version of ${server}__${tool}.` });
+}
+
+/**
+ * Set or clear (an empty field) the one-line summary reviewers read for a tool, e.g. `write {path}` (admins only).
+ * Placeholders must name the tool's arguments; the change is audited.
+ */
+export async function setSummaryAction(formData: FormData): Promise<void> {
+  const who = await authorizeAction(ADMIN_ROLES);
+  if (!who.ok) back({ error: who.error });
+  const server = text(formData, "server");
+  const tool = text(formData, "tool");
+  const template = text(formData, "template");
+  try {
+    await setSummaryTemplate(server, tool, template || null, `user:${who.user.id}`, new Date());
+  } catch (e) {
+    back({ error: problem(e) });
+  }
+  back({ note: template ? `Reviewers now read ${server}__${tool} as "${template}".` : `${server}__${tool} uses the generic summary again.` });
 }

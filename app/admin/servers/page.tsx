@@ -5,7 +5,7 @@ import { requireRole } from "@/lib/auth/session";
 import { qualifiedName } from "@/lib/gateway/names";
 import { listUpstreams, upstreamToolRows } from "@/lib/gateway/servers";
 import type { ToolSnapshot } from "@/lib/gateway/source";
-import { acceptToolAction, discoverAction, saveServerAction } from "./actions";
+import { acceptToolAction, discoverAction, saveServerAction, setSummaryAction } from "./actions";
 
 export const metadata: Metadata = { title: "Upstream servers" };
 export const dynamic = "force-dynamic";
@@ -17,6 +17,12 @@ const HEALTH: Record<string, string> = {
 };
 
 const input = "mt-1 block w-full rounded border border-slate-300 px-2 py-1 text-sm";
+
+/** The argument names a summary template may use: the accepted input schema's properties. */
+function argumentNames(snapshot: ToolSnapshot): string[] {
+  const p = snapshot.inputSchema?.properties;
+  return p && typeof p === "object" && !Array.isArray(p) ? Object.keys(p).sort() : [];
+}
 
 /** One snapshot as a reviewer reads it: every field as text (React escapes it; upstream text is untrusted). */
 function SnapshotView({ title, snapshot }: { title: string; snapshot: ToolSnapshot }) {
@@ -81,6 +87,15 @@ export default async function ServersPage({ searchParams }: { searchParams: Prom
                           {qualifiedName(s.name, t.name) ?? `${t.name} (name not offered)`} · {t.status}
                           {t.summaryTemplate ? ` · summary "${t.summaryTemplate}"` : ""}
                         </p>
+                        <form action={setSummaryAction} className="mt-1 flex flex-wrap items-end gap-2" data-testid="summary-form">
+                          <input type="hidden" name="server" value={s.name} />
+                          <input type="hidden" name="tool" value={t.name} />
+                          <label className="min-w-0 flex-1 text-xs text-slate-700">
+                            Summary reviewers read for {t.name} (placeholders: {argumentNames(t.accepted as ToolSnapshot).map((a) => `{${a}}`).join(" ") || "none"}; empty for the generic one)
+                            <input name="template" defaultValue={t.summaryTemplate ?? ""} maxLength={200} placeholder={`e.g. ${t.name.replace(/_/g, " ")} {${argumentNames(t.accepted as ToolSnapshot)[0] ?? "argument"}}`} className={input} />
+                          </label>
+                          <button className="rounded border border-slate-300 px-2 py-1 text-xs">Save summary for {t.name}</button>
+                        </form>
                         {t.status === "changed" && t.observed ? (
                           <div className="mt-2 space-y-2">
                             <p className="text-xs text-amber-900">Changed upstream: held out of tools/list and refused until accepted.</p>

@@ -1,9 +1,7 @@
 import { NextResponse } from "next/server";
 import { z } from "zod";
 import { adminJson, adminOnly, jsonAnswer, NO_STORE } from "@/lib/web/admin-json";
-import { checkPolicyFile, describeDiff, diffPolicy, exportPolicyFile, importPolicyFile, parsePolicyFile, storedRule } from "@/lib/policy/file";
-import { currentDocument, currentRules } from "@/lib/policy/store";
-import { policyTools, syncCatalog } from "@/lib/tools/catalog";
+import { describeDiff, exportPolicyFile, importPolicyFile, previewPolicyFile } from "@/lib/policy/file";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -29,14 +27,9 @@ export async function POST(request: Request) {
   if (req.body.confirm) {
     const imported = await importPolicyFile(req.body.text, req.user.id, new Date());
     if (!imported.ok) return jsonAnswer({ error: "Not imported: the file has problems. Nothing changed.", problems: imported.problems }, 422);
-    return jsonAnswer({ imported: true, unchanged: imported.unchanged, diff: describeDiff(imported.diff), versions: imported.versions });
+    return jsonAnswer({ imported: true, unchanged: imported.unchanged, diff: describeDiff(imported.diff), versions: imported.versions, discovery: imported.discovery ?? [] });
   }
-  const parsed = parsePolicyFile(req.body.text);
-  if (!parsed.ok) return jsonAnswer({ error: "The file has problems.", problems: parsed.problems }, 422);
-  await syncCatalog();
-  const checked = await checkPolicyFile(parsed.file, policyTools(), { mapResource: true });
-  if (!checked.ok) return jsonAnswer({ error: "The file has problems.", problems: checked.problems }, 422);
-  const [rules, document] = await Promise.all([currentRules(), currentDocument()]);
-  const diff = diffPolicy({ rules: rules.map(storedRule), document: document.body }, { rules: parsed.file.rules, document: parsed.file.document });
-  return jsonAnswer({ diff: describeDiff(diff), unchanged: diff.unchanged });
+  const preview = await previewPolicyFile(req.body.text);
+  if (!preview.ok) return jsonAnswer({ error: "The file has problems.", problems: preview.problems }, 422);
+  return jsonAnswer({ diff: describeDiff(preview.diff), unchanged: preview.diff.unchanged });
 }

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "UpstreamServer" ADD COLUMN     "discoveredAt" TIMESTAMP(3);
