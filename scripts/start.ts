@@ -118,7 +118,18 @@ if (needsBuild()) {
 }
 
 log(`serving on http://localhost:${port} (MCP endpoint: http://localhost:${port}/mcp)`);
-const server = spawn(process.execPath, [nextBin, "start", "-p", String(port)], { stdio: "inherit", env: { ...env, NEXT_TELEMETRY_DISABLED: "1" } });
+// Idle keep-alive connections stay open longer than the clients and proxies in front keep theirs (Node closes them
+// after 5 s): a client that reuses a connection just as the server closes it gets a reset, not an answer.
+const keepAliveMs = Number(process.env.COUNTERSIGN_KEEP_ALIVE_MS ?? 65_000);
+if (!Number.isInteger(keepAliveMs) || keepAliveMs < 1000) {
+  console.error("[start] COUNTERSIGN_KEEP_ALIVE_MS must be a whole number of milliseconds, at least 1000");
+  await stopDb();
+  process.exit(1);
+}
+const server = spawn(process.execPath, [nextBin, "start", "-p", String(port), "--keepAliveTimeout", String(keepAliveMs)], {
+  stdio: "inherit",
+  env: { ...env, NEXT_TELEMETRY_DISABLED: "1" },
+});
 let stopping = false;
 const shutdown = (signal: NodeJS.Signals) => {
   if (stopping) return;
