@@ -20,6 +20,7 @@ import type { Principal } from "../lib/tasks/types";
 import { getTool, toolVersion } from "../lib/tools/catalog";
 import { issueRefund } from "../lib/tools/issue-refund";
 import { principal, resetDb } from "./support/db";
+import { bindBackendApart } from "./support/submissions";
 import { DAY, EXECUTION_DEADLINE_MS, LEADS, MIN, SEC, T0, approveOnly, at, expectDenied, freshOrder, review, taskRow } from "./support/proof";
 
 beforeEach(resetDb);
@@ -193,7 +194,7 @@ describe("a call that opens no approval task of its own voids its record", () =>
 
   it("a submission that never reached the backend: reconciliation closes it and voids its record", async () => {
     const order = await freshOrder("O-7014", 30_000);
-    vi.spyOn(inboxBackend, "submit").mockRejectedValueOnce(new Error("backend unreachable"));
+    vi.spyOn(bindBackendApart(), "submit").mockRejectedValueOnce(new Error("backend unreachable"));
     await expect(refundWithRecord(order)).rejects.toThrow("backend unreachable");
     const [row] = await db().callRecord.findMany({ where: { resourceId: order } });
     // The intent is recorded, so the record follows it until reconciliation decides.
@@ -206,7 +207,7 @@ describe("a call that opens no approval task of its own voids its record", () =>
   it("a submission the backend received before the creator failed: reconciliation binds the task and the record stays with it", async () => {
     const order = await freshOrder("O-7015", 30_000);
     const real = inboxBackend.submit.bind(inboxBackend);
-    vi.spyOn(inboxBackend, "submit").mockImplementationOnce(async (key, body, now) => {
+    vi.spyOn(bindBackendApart(), "submit").mockImplementationOnce(async (key, body, now) => {
       await real(key, body, now);
       throw new Error("connection lost after submitting");
     });

@@ -6,6 +6,7 @@
  */
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { db } from "../lib/db/client";
+import { verifyAuditChain } from "../lib/audit/verify";
 import { inboxBackend } from "../lib/approvals/inbox-backend";
 import { advanceTask } from "../lib/execution/advance";
 import { sweep } from "../lib/execution/sweep";
@@ -38,8 +39,10 @@ beforeEach(resetDb);
 const REFUND = { order_id: "O-2289" };
 
 /** Runs the crash worker and requires that it died by SIGKILL (at the fault point, not of some other error). */
-async function crashAt(fault: "after-intent" | "after-submit" | "after-claim", args: string[]): Promise<void> {
-  const w = startWorker("crash-worker.ts", args, { COUNTERSIGN_FAULT: fault });
+async function crashAt(fault: "after-intent" | "after-submit" | "in-creation-transaction" | "after-claim", args: string[]): Promise<void> {
+  // The faults between the steps of creation exist only where the backend is apart from Countersign's database.
+  const apart: Record<string, string> = fault === "after-intent" || fault === "after-submit" ? { APPROVAL_BACKEND: "apart" } : {};
+  const w = startWorker("crash-worker.ts", args, { COUNTERSIGN_FAULT: fault, ...apart });
   const end = await w.exited;
   expect(end, `worker should die by SIGKILL at ${fault}; stderr:\n${w.stderr()}`).toEqual({ code: null, signal: "SIGKILL" });
 }
@@ -77,6 +80,29 @@ async function expectNoDoubleSubmissionNoOrphan(): Promise<void> {
 }
 
 describe("crash-consistent creation", () => {
+  it("with the built-in backend, SIGKILL inside the one creation transaction leaves nothing: no intent, request, task, dedup slot, audit event or history record; a retry opens one request", async () => {
+    // A production deploy: gated, and no history window reads it, so its record is written in the same transaction.
+    const DEPLOY = { service: "checkout-api", environment: "production", version: "8.1.0" };
+    const before = { audit: await db().auditEvent.count(), records: await db().callRecord.count() };
+    await crashAt("in-creation-transaction", ["call", "ops-bot", "deploy_service", JSON.stringify(DEPLOY), T0.toISOString()]);
+    expect(await db().submissionIntent.count()).toBe(0);
+    expect(await db().approvalRequest.count()).toBe(0);
+    expect(await db().task.count()).toBe(0);
+    expect(await db().dedupSlot.count()).toBe(0);
+    expect(await db().auditEvent.count()).toBe(before.audit);
+    expect(await db().callRecord.count()).toBe(before.records);
+    expect(await verifyAuditChain()).toMatchObject({ ok: true });
+    // Nothing for reconciliation to repair, and the same call again submits once, end to end.
+    expect(await reconcileIntents(at(SEC), 0)).toEqual({ recovered: 0, closed: 0 });
+    const out = await callTool(await principal("ops-bot"), "deploy_service", DEPLOY, { tasks: true }, at(2 * SEC));
+    expect(out.kind).toBe("task");
+    expect(await db().approvalRequest.count()).toBe(1);
+    expect(await db().submissionIntent.findFirstOrThrow()).toMatchObject({ state: "bound" });
+    expect(await db().callRecord.count()).toBe(before.records + 1);
+    await expectNoDoubleSubmissionNoOrphan();
+    expect(await db().deployment.count()).toBe(0);
+  });
+
   it("SIGKILL after writing the intent and before submitting: reconciliation closes the intent, nothing was submitted, a retry opens one fresh request", async () => {
     await crashAt("after-intent", ["call", "support-bot", "issue_refund", JSON.stringify(REFUND), T0.toISOString()]);
     const [intent] = await db().submissionIntent.findMany();

@@ -233,7 +233,7 @@ describe("email notifications through an SMTP server", () => {
 
   it("nothing lost on a crash: a request committed by a process killed right after is announced, and a send the process died after is sent again under the same Message-ID", async () => {
     // The creating process dies by SIGKILL after the backend committed the request (before its task is bound).
-    const creator = startWorker("crash-worker.ts", ["call", "support-bot", "issue_refund", JSON.stringify({ order_id: "O-2289" }), T0.toISOString()], { COUNTERSIGN_FAULT: "after-submit" });
+    const creator = startWorker("crash-worker.ts", ["call", "support-bot", "issue_refund", JSON.stringify({ order_id: "O-2289" }), T0.toISOString()], { COUNTERSIGN_FAULT: "after-submit", APPROVAL_BACKEND: "apart" });
     expect(await creator.exited).toEqual({ code: null, signal: "SIGKILL" });
     const req = await db().approvalRequest.findFirstOrThrow();
     expect((await db().notification.findMany({ where: { requestId: req.id } })).map((n) => n.kind)).toEqual(["created", "created"]);

@@ -8,6 +8,7 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
 import { exportAudit } from "../lib/audit/export";
+import { appendAudit } from "../lib/audit/append";
 import { verifyAuditChain } from "../lib/audit/verify";
 import { callTool } from "../lib/tasks/call";
 import { decide } from "../lib/tasks/decide";
@@ -120,6 +121,24 @@ describe("the audit trail is tamper-evident", () => {
     expect(await verifyAuditChain()).toMatchObject({ ok: true });
     await db().auditEvent.delete({ where: { seq: 3 } });
     expect(await verifyAuditChain()).toMatchObject({ ok: false, brokenAt: 4, why: "link to the previous event does not match" });
+  });
+
+  it("a trail whose newest events were deleted ends before its head, and verification says so", async () => {
+    await approvedRefund();
+    const last = await db().auditEvent.findFirstOrThrow({ orderBy: { seq: "desc" } });
+    await db().auditEvent.delete({ where: { seq: last.seq } });
+    expect(await verifyAuditChain()).toMatchObject({ ok: false, brokenAt: last.seq, why: "the trail ends before its head: its newest events are missing" });
+  });
+
+  it("concurrent appends from many transactions form one unbroken chain in sequence order", async () => {
+    const before = await db().auditEvent.count();
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        db().$transaction((tx) => appendAudit(tx, { type: "test.concurrent", actor: "system", data: { i }, at: new Date(T0.getTime() + i) })),
+      ),
+    );
+    expect(await db().auditEvent.count()).toBe(before + 40);
+    expect(await verifyAuditChain()).toMatchObject({ ok: true });
   });
 
   it("exports as JSON Lines and CSV, in chain order", async () => {

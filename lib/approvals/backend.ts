@@ -6,9 +6,11 @@
  *  - find a handle by key (crash recovery);
  *  - status of a handle: pending, approved (with the approval material used as re-evaluation input), denied,
  *    expired, cancelled, failed;
- *  - cancel (optional).
+ *  - cancel (optional);
+ *  - submit inside Countersign's own transaction (optional: only a backend that shares its database).
  * Nothing of this crosses the MCP wire.
  */
+import type { Tx } from "../audit/append";
 import type { ApprovalInput, Requirements } from "../policy/evaluate";
 
 export type SubmissionBody = {
@@ -49,6 +51,13 @@ export type Submitted = { handle: string; deadline: Date };
 
 export interface ApprovalBackend {
   submit(key: string, body: SubmissionBody, now: Date): Promise<Submitted>;
+  /**
+   * Optional, for a backend that keeps its requests in Countersign's own database: the same submission, written
+   * inside the caller's transaction, so the intent, the request and the task commit together or not at all (no
+   * step between them for a crash to fall into). A backend elsewhere leaves it out, and creation takes the
+   * crash-consistent path of intent, submit, bind.
+   */
+  submitWithin?(tx: Tx, key: string, body: SubmissionBody, now: Date): Promise<Submitted>;
   find(key: string): Promise<Submitted | null>;
   status(handle: string, now: Date): Promise<BackendStatus>;
   cancel?(handle: string, now: Date): Promise<void>;

@@ -1,8 +1,8 @@
 /** The built-in approval backend: requests reviewed by signed-in reviewers in Countersign's own inbox. */
 import { digest } from "../canonical";
 import { db, Prisma } from "../db/client";
-import { appendAudit } from "../audit/append";
-import { IdempotencyConflict, type ApprovalBackend, type BackendStatus, type SubmissionBody } from "./backend";
+import { appendAudit, type Tx } from "../audit/append";
+import { IdempotencyConflict, type ApprovalBackend, type BackendStatus, type SubmissionBody, type Submitted } from "./backend";
 import { eligibleApproverIds, eligibleReviewerCount } from "./eligibility";
 import { enqueueNotifications } from "../notify/outbox";
 
@@ -14,6 +14,40 @@ const STATUS_FIELDS = {
   id: true, status: true, deadline: true, approverGroup: true, requesterUserId: true, approvalsRequired: true, approvedAt: true, approvalExpiresAt: true,
 } as const;
 
+/** The request, its audit event (announced to webhooks) and its notifications, in the caller's transaction. */
+async function insertRequest(tx: Tx, key: string, bodyDigest: string, body: SubmissionBody, now: Date): Promise<Submitted> {
+  const deadline = new Date(now.getTime() + body.requirements.requestDeadlineSec * 1000);
+  const req = await tx.approvalRequest.create({
+    data: {
+      idempotencyKey: key,
+      bodyDigest,
+      body: body as unknown as Prisma.InputJsonValue,
+      taskId: body.taskId,
+      requesterUserId: body.requester.userId,
+      approverGroup: body.requirements.approverGroup,
+      approvalsRequired: body.requirements.approvalsRequired,
+      deadline,
+      approvalValiditySec: body.requirements.approvalValiditySec,
+      createdAt: now,
+    },
+    select: { id: true, deadline: true, approverGroup: true, approvalsRequired: true },
+  });
+  await appendAudit(tx, {
+    type: "request.created",
+    actor: `agent:${body.requester.agentId}`,
+    taskId: body.taskId,
+    requestId: req.id,
+    data: { generation: body.generation, approverGroup: req.approverGroup, approvalsRequired: req.approvalsRequired },
+    at: now,
+    announce: {
+      event: "request.created",
+      data: { tool: body.tool, summary: body.summary, approverGroup: req.approverGroup, approvalsRequired: req.approvalsRequired },
+    },
+  });
+  await enqueueNotifications(tx, req.id, "created", now);
+  return { handle: req.id, deadline: req.deadline };
+}
+
 export const inboxBackend: ApprovalBackend = {
   async submit(key, body, now) {
     const bodyDigest = digest(body);
@@ -22,39 +56,8 @@ export const inboxBackend: ApprovalBackend = {
       if (existing.bodyDigest !== bodyDigest) throw new IdempotencyConflict();
       return { handle: existing.id, deadline: existing.deadline };
     }
-    const deadline = new Date(now.getTime() + body.requirements.requestDeadlineSec * 1000);
     try {
-      const created = await db().$transaction(async (tx) => {
-        const req = await tx.approvalRequest.create({
-          data: {
-            idempotencyKey: key,
-            bodyDigest,
-            body: body as unknown as Prisma.InputJsonValue,
-            taskId: body.taskId,
-            requesterUserId: body.requester.userId,
-            approverGroup: body.requirements.approverGroup,
-            approvalsRequired: body.requirements.approvalsRequired,
-            deadline,
-            approvalValiditySec: body.requirements.approvalValiditySec,
-            createdAt: now,
-          },
-        });
-        await appendAudit(tx, {
-          type: "request.created",
-          actor: `agent:${body.requester.agentId}`,
-          taskId: body.taskId,
-          requestId: req.id,
-          data: { generation: body.generation, approverGroup: req.approverGroup, approvalsRequired: req.approvalsRequired },
-          at: now,
-          announce: {
-            event: "request.created",
-            data: { tool: body.tool, summary: body.summary, approverGroup: req.approverGroup, approvalsRequired: req.approvalsRequired },
-          },
-        });
-        await enqueueNotifications(tx, req.id, "created", now);
-        return req;
-      });
-      return { handle: created.id, deadline: created.deadline };
+      return await db().$transaction((tx) => insertRequest(tx, key, bodyDigest, body, now));
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
       // A concurrent submit under the same key won the insert: same rule as a repeat.
@@ -62,6 +65,12 @@ export const inboxBackend: ApprovalBackend = {
       if (winner.bodyDigest !== bodyDigest) throw new IdempotencyConflict();
       return { handle: winner.id, deadline: winner.deadline };
     }
+  },
+
+  async submitWithin(tx, key, body, now) {
+    // The caller's transaction holds the agent's submission lock and writes the intent beside this request; a key
+    // is fresh per submission, so there is no earlier request under it to compare with.
+    return insertRequest(tx, key, digest(body), body, now);
   },
 
   async find(key) {
@@ -112,7 +121,14 @@ export const inboxBackend: ApprovalBackend = {
   },
 };
 
-/** The backend bound to this deployment. */
+const bound = globalThis as unknown as { __countersignApprovalBackend?: ApprovalBackend };
+
+/** The backend bound to this deployment: the built-in inbox unless another was bound. */
 export function approvalBackend(): ApprovalBackend {
-  return inboxBackend;
+  return bound.__countersignApprovalBackend ?? inboxBackend;
+}
+
+/** Binds another approval backend in this process (null restores the built-in inbox). */
+export function bindApprovalBackend(backend: ApprovalBackend | null): void {
+  bound.__countersignApprovalBackend = backend ?? undefined;
 }

@@ -1,7 +1,9 @@
 /**
  * The audit trail: append-only events linking request -> reviews -> claim -> result. Each event carries the hash
- * of the previous one, so any edit or deletion breaks the chain (see verify.ts). Appends are serialized by a
- * transaction-scoped advisory lock and written in the same transaction as the state change they record.
+ * of the previous one, so any edit or deletion breaks the chain (see verify.ts); the trail's head (AuditHead) holds
+ * the newest hash, so a trail cut short at its end breaks it too. An append is one statement, written in the same
+ * transaction as the state change it records: it moves the head forward (its row lock orders concurrent appends
+ * until the transaction ends, so sequence order is chain order) and inserts the event linked to the head it found.
  */
 import type { Prisma } from "../db/generated/client";
 import { canonicalJson, sha256Hex } from "../canonical";
@@ -20,34 +22,48 @@ export type AuditInput = {
   announce?: { event: WebhookEvent; data: Record<string, unknown> };
 };
 
-const AUDIT_LOCK = 7_240_001;
 export const GENESIS = "sha256:genesis";
 
 export function eventHash(prevHash: string, e: { at: Date; type: string; actor: string; taskId: string | null; requestId: string | null; data: unknown }): string {
-  const body = canonicalJson({
-    at: e.at.toISOString(),
-    type: e.type,
-    actor: e.actor,
-    taskId: e.taskId,
-    requestId: e.requestId,
-    data: e.data,
-  });
-  return `sha256:${sha256Hex(`${prevHash}\n${body}`)}`;
+  return `sha256:${sha256Hex(`${prevHash}\n${eventBody(e)}`)}`;
+}
+
+/** The chain's step in SQL, the same as eventHash: `sha256:` + hex SHA-256 of `<prev>\n<canonical body>` (UTF-8). */
+const STEP = (prev: string, body: string) => `'sha256:' || encode(sha256(convert_to(${prev} || E'\\n' || ${body}, 'UTF8')), 'hex')`;
+
+/** The canonical body eventHash hashes (everything but the links). */
+function eventBody(e: { at: Date; type: string; actor: string; taskId: string | null; requestId: string | null; data: unknown }): string {
+  return canonicalJson({ at: e.at.toISOString(), type: e.type, actor: e.actor, taskId: e.taskId, requestId: e.requestId, data: e.data });
 }
 
 export async function appendAudit(tx: Tx, input: AuditInput): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${AUDIT_LOCK})`;
-  const last = await tx.auditEvent.findFirst({ orderBy: { seq: "desc" }, select: { hash: true } });
-  const prevHash = last?.hash ?? GENESIS;
   const e = {
     at: input.at,
     type: input.type,
     actor: input.actor,
     taskId: input.taskId ?? null,
     requestId: input.requestId ?? null,
-    data: (input.data ?? {}) as Prisma.InputJsonValue,
+    data: input.data ?? {},
   };
-  await tx.auditEvent.create({ data: { ...e, prevHash, hash: eventHash(prevHash, e) } });
+  const body = eventBody(e);
+  // Insert-or-advance the head (a trail with no head yet starts from genesis), then the event it links to.
+  const inserted = await tx.$executeRawUnsafe(
+    `WITH head AS (
+       INSERT INTO "AuditHead" AS h ("id", "prevHash", "hash") VALUES (1, $1::text, ${STEP("$1::text", "$2::text")})
+       ON CONFLICT ("id") DO UPDATE SET "prevHash" = h."hash", "hash" = ${STEP("h.\"hash\"", "$2::text")}
+       RETURNING "prevHash", "hash")
+     INSERT INTO "AuditEvent" ("at", "type", "taskId", "requestId", "actor", "data", "prevHash", "hash")
+     SELECT $3::timestamp(3), $4, $5, $6, $7, $8::jsonb, head."prevHash", head."hash" FROM head`,
+    GENESIS,
+    body,
+    e.at,
+    e.type,
+    e.taskId,
+    e.requestId,
+    e.actor,
+    JSON.stringify(e.data),
+  );
+  if (inserted !== 1) throw new Error("the audit event was not appended");
   if (input.announce) {
     await enqueueWebhooks(tx, input.announce.event, { taskId: e.taskId, requestId: e.requestId, ...input.announce.data }, input.at);
   }

@@ -16,33 +16,60 @@ export function newAgentToken(): string {
   return `cs_${randomBytes(32).toString("base64url")}`;
 }
 
+type AgentRow = {
+  id: string;
+  name: string;
+  userId: string;
+  userName: string;
+  userEmail: string;
+  userRole: string;
+  userGroups: string[];
+};
+
+/**
+ * An agent with its user, in one statement, when the agent is not revoked and its user is active; else null. By
+ * token hash (authentication) or by id (checks at execution).
+ */
+async function liveAgent(by: { tokenHash: string } | { id: string }): Promise<AgentRow | null> {
+  const rows =
+    "tokenHash" in by
+      ? await db().$queryRaw<AgentRow[]>`
+          SELECT a.id, a.name, a."userId", u.name AS "userName", u.email AS "userEmail", u.role::text AS "userRole", u.groups AS "userGroups"
+          FROM "Agent" a JOIN "User" u ON u.id = a."userId"
+          WHERE a."tokenHash" = ${by.tokenHash} AND a."revokedAt" IS NULL AND u.active`
+      : await db().$queryRaw<AgentRow[]>`
+          SELECT a.id, a.name, a."userId", u.name AS "userName", u.email AS "userEmail", u.role::text AS "userRole", u.groups AS "userGroups"
+          FROM "Agent" a JOIN "User" u ON u.id = a."userId"
+          WHERE a.id = ${by.id} AND a."revokedAt" IS NULL AND u.active`;
+  return rows[0] ?? null;
+}
+
 /** The principal behind a token, or null when the token is malformed, unknown, revoked or its user inactive. */
 export async function authenticateAgent(token: string): Promise<Principal | null> {
   if (!TOKEN.test(token)) return null;
-  const agent = await db().agent.findUnique({ where: { tokenHash: hashToken(token) }, include: { user: true } });
-  if (!agent || agent.revokedAt || !agent.user.active) return null;
+  const agent = await liveAgent({ tokenHash: hashToken(token) });
+  if (!agent) return null;
   return {
     agentId: agent.id,
     agentName: agent.name,
     userId: agent.userId,
-    userName: agent.user.name,
-    userEmail: agent.user.email,
-    userRole: agent.user.role,
-    userGroups: agent.user.groups,
+    userName: agent.userName,
+    userEmail: agent.userEmail,
+    userRole: agent.userRole,
+    userGroups: agent.userGroups,
   };
 }
 
 /** Whether the principal is still valid now (checked again at execution, long after the call). */
 export async function principalStillValid(agentId: string): Promise<boolean> {
-  const agent = await db().agent.findUnique({ where: { id: agentId }, include: { user: true } });
-  return !!agent && !agent.revokedAt && agent.user.active;
+  return (await liveAgent({ id: agentId })) !== null;
 }
 
 /** The principal as policy reads it now (agent, user, role, groups), or null when the agent or its user is no longer valid. */
 export async function currentSubject(agentId: string): Promise<Subject | null> {
-  const agent = await db().agent.findUnique({ where: { id: agentId }, include: { user: true } });
-  if (!agent || agent.revokedAt || !agent.user.active) return null;
-  return subjectFrom(agent, agent.user);
+  const a = await liveAgent({ id: agentId });
+  if (!a) return null;
+  return subjectFrom(a, { id: a.userId, email: a.userEmail, name: a.userName, role: a.userRole, groups: a.userGroups });
 }
 
 export function subjectFrom(agent: { id: string; name: string }, user: { id: string; email: string; name: string; role: string; groups: string[] }): Subject {

@@ -6,7 +6,9 @@
  *     dedup slot, before contacting the backend;
  *  3. submit under that key;
  *  4. persist the task bound to the returned handle, then return it.
- * A crash between any two steps is repaired by reconcile.ts on start-up.
+ * A crash between any two steps is repaired by reconcile.ts on start-up. A backend that keeps its requests in
+ * Countersign's own database (the built-in inbox) takes steps 2 to 4 in one transaction instead: the intent, the
+ * request and the task commit together or not at all, so there is no step between them for a crash to fall into.
  *
  * The call's policy-history record (lib/policy/history.ts), when the caller made one, is linked to the task in the
  * transaction that records the intent, so from then on it follows the task (reconciliation binds it or voids it);
@@ -16,16 +18,16 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { db, Prisma } from "../db/client";
 import type { Task } from "../db/generated/client";
-import { appendAudit } from "../audit/append";
+import { appendAudit, type Tx } from "../audit/append";
 import { approvalBackend } from "../approvals/inbox-backend";
-import type { SubmissionBody, SubmissionInput, Submitted } from "../approvals/backend";
+import type { ApprovalBackend, SubmissionBody, SubmissionInput, Submitted } from "../approvals/backend";
 import { digest } from "../canonical";
 import { config } from "../config";
 import { faultPoint } from "../faults";
 import { logFailure } from "../log";
 import { linkRecordToTask, recordPendingForTask, settleRecord, type HistoryCall } from "../policy/history";
 import type { EvaluationRequest, Requirements, RuleRef } from "../policy/evaluate";
-import { enforceCallerLimits } from "./limits";
+import { enforceCallerLimits, lockCallerLoad } from "./limits";
 import { toView } from "./view";
 import type { Principal, TaskView } from "./types";
 
@@ -103,13 +105,18 @@ async function voidRecord(recordId: string | null, now: Date): Promise<void> {
   }
 }
 
+type Prepared = { dedupKey: string; taskId: string; key: string; body: SubmissionBody; requester: RequesterContext };
+
 type Opened = { taskId: string; key: string; body: SubmissionBody } | { joins: string };
 
 export async function createApprovalTask(input: CreateInput, now: Date): Promise<TaskView> {
   const recordId = input.historyRecordId ?? null;
+  const prepared = prepare(input);
+  const backend = approvalBackend();
+  if (backend.submitWithin) return createInOneTransaction(input, prepared, backend, recordId, now);
   let opened: Opened;
   try {
-    opened = await recordIntent(input, recordId, now);
+    opened = await recordIntent(input, prepared, recordId, now);
   } catch (e) {
     await voidRecord(recordId, now);
     throw e;
@@ -122,7 +129,7 @@ export async function createApprovalTask(input: CreateInput, now: Date): Promise
   const { taskId, key, body } = opened;
   faultPoint("after-intent");
 
-  const submitted = await approvalBackend().submit(key, body, now);
+  const submitted = await backend.submit(key, body, now);
   faultPoint("after-submit");
 
   // The row this call created is the task as it stands; only when another process bound the intent first is it read.
@@ -130,12 +137,9 @@ export async function createApprovalTask(input: CreateInput, now: Date): Promise
   return toView(created ?? (await db().task.findUniqueOrThrow({ where: { id: taskId } })));
 }
 
-/** Steps 1 and 2: an open identical task to join, or the recorded intent (with the history record linked). */
-async function recordIntent(input: CreateInput, recordId: string | null, now: Date): Promise<Opened> {
+/** The submission's identities and bodies: a fresh task id and submission key, the body the backend gets. */
+function prepare(input: CreateInput): Prepared {
   const dedupKey = dedupKeyOf(input.principal, input.tool, input.argumentsDigest);
-  const open = await db().dedupSlot.findUnique({ where: { dedupKey } });
-  if (open) return { joins: open.taskId };
-
   const taskId = randomUUID();
   const key = newSubmissionKey();
   const requirements: Requirements = {
@@ -171,10 +175,67 @@ async function recordIntent(input: CreateInput, recordId: string | null, now: Da
     reason: input.reason,
     requirements,
   };
+  return { dedupKey, taskId, key, body, requester };
+}
 
+/** The call's history record follows the task: linked (a counted call's record) or written now (recordWithTask). */
+async function recordWithTask(tx: Tx, input: CreateInput, recordId: string | null, taskId: string, now: Date): Promise<void> {
+  if (recordId) await linkRecordToTask(recordId, taskId, tx);
+  else if (input.historyCall) await recordPendingForTask(tx, input.historyCall, taskId, now);
+}
+
+/**
+ * Steps 1 to 4 in one transaction, for a backend in Countersign's own database: under the agent's lock, an open
+ * identical task to join or the limits, then the dedup slot, the request, the intent (already bound to its
+ * handle: the record of what was submitted under which key), the task and the history record.
+ */
+async function createInOneTransaction(input: CreateInput, p: Prepared, backend: ApprovalBackend, recordId: string | null, now: Date): Promise<TaskView> {
+  let created: { task: Task } | { joins: string };
   try {
-    await db().$transaction(async (tx) => {
-      await enforceCallerLimits(tx, input.principal.agentId, now);
+    created = await db().$transaction(async (tx) => {
+      const load = await lockCallerLoad(tx, input.principal.agentId, p.dedupKey, now);
+      if (load.joins) return { joins: load.joins };
+      enforceCallerLimits(load);
+      await tx.dedupSlot.create({ data: { dedupKey: p.dedupKey, taskId: p.taskId, createdAt: now }, select: { dedupKey: true } });
+      const submitted = await backend.submitWithin!(tx, p.key, p.body, now);
+      await tx.submissionIntent.create({
+        data: {
+          idempotencyKey: p.key,
+          taskId: p.taskId,
+          agentId: input.principal.agentId,
+          generation: 1,
+          body: p.body as unknown as Prisma.InputJsonValue,
+          requester: p.requester as unknown as Prisma.InputJsonValue,
+          state: "bound",
+          handle: submitted.handle,
+          createdAt: now,
+        },
+        select: { id: true },
+      });
+      const task = await createTaskRow(tx, { taskId: p.taskId, generation: 1, args: p.body.arguments, ctx: p.requester, createdAt: now }, submitted, now);
+      await recordWithTask(tx, input, recordId, p.taskId, now);
+      faultPoint("in-creation-transaction");
+      return { task };
+    });
+  } catch (e) {
+    await voidRecord(recordId, now);
+    throw e;
+  }
+  if ("joins" in created) {
+    await voidRecord(recordId, now);
+    return existingTask(created.joins);
+  }
+  return toView(created.task);
+}
+
+/** Steps 1 and 2: an open identical task to join, or the recorded intent (with the history record linked). */
+async function recordIntent(input: CreateInput, p: Prepared, recordId: string | null, now: Date): Promise<Opened> {
+  const { dedupKey, taskId, key, body, requester } = p;
+  try {
+    const joins = await db().$transaction(async (tx) => {
+      const load = await lockCallerLoad(tx, input.principal.agentId, dedupKey, now);
+      if (load.joins) return load.joins;
+      enforceCallerLimits(load);
       await tx.dedupSlot.create({ data: { dedupKey, taskId, createdAt: now } });
       await tx.submissionIntent.create({
         data: {
@@ -187,9 +248,10 @@ async function recordIntent(input: CreateInput, recordId: string | null, now: Da
           createdAt: now,
         },
       });
-      if (recordId) await linkRecordToTask(recordId, taskId, tx);
-      else if (input.historyCall) await recordPendingForTask(tx, input.historyCall, taskId, now);
+      await recordWithTask(tx, input, recordId, taskId, now);
+      return null;
     });
+    if (joins) return { joins };
   } catch (e) {
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
       const winner = await db().dedupSlot.findUnique({ where: { dedupKey } });
@@ -198,6 +260,53 @@ async function recordIntent(input: CreateInput, recordId: string | null, now: Da
     throw e;
   }
   return { taskId, key, body };
+}
+
+/** The task row of a submission the backend accepted, and its audit event (the task waits as long as the request). */
+async function createTaskRow(
+  tx: Tx,
+  from: { taskId: string; generation: number; args: unknown; ctx: RequesterContext; createdAt: Date },
+  submitted: Submitted,
+  now: Date,
+): Promise<Task> {
+  const { taskId, generation, ctx } = from;
+  const { handle, deadline: requestDeadline } = submitted;
+  const task = await tx.task.create({
+    data: {
+      id: taskId,
+      agentId: ctx.principal.agentId,
+      principalUserId: ctx.principal.userId,
+      tool: ctx.tool,
+      toolVersion: ctx.toolVersion,
+      arguments: from.args as Prisma.InputJsonValue,
+      argumentsDigest: ctx.argumentsDigest,
+      resourceType: ctx.resource.type,
+      resourceId: ctx.resource.id,
+      dedupKey: ctx.dedupKey,
+      policyRuleId: ctx.rule.id,
+      policyRuleKey: ctx.rule.ruleKey,
+      policyVersion: ctx.rule.version,
+      reason: ctx.reason,
+      status: "working",
+      phase: "awaiting_approval",
+      handle,
+      generation,
+      requestDeadline,
+      // Retention covers the pending deadline plus resultRetention (provisional; extended later).
+      retainUntil: new Date(requestDeadline.getTime() + config.resultRetentionMs),
+      createdAt: from.createdAt,
+      lastUpdatedAt: now,
+    },
+  });
+  await appendAudit(tx, {
+    type: "task.created",
+    actor: `agent:${ctx.principal.agentId}`,
+    taskId,
+    requestId: handle,
+    data: { tool: ctx.tool, argumentsDigest: ctx.argumentsDigest, rule: ctx.rule, generation },
+    at: now,
+  });
+  return task;
 }
 
 /**
@@ -212,43 +321,6 @@ export async function bindTask(key: string, submitted: Submitted, now: Date): Pr
     const ctx = intent.requester as unknown as RequesterContext;
     const bound = await tx.submissionIntent.updateMany({ where: { idempotencyKey: key, state: "open" }, data: { state: "bound", handle } });
     if (bound.count !== 1) return null;
-    // One pending deadline: the task waits exactly as long as the backend holds the request open.
-    const requestDeadline = submitted.deadline;
-    const task = await tx.task.create({
-      data: {
-        id: intent.taskId,
-        agentId: ctx.principal.agentId,
-        principalUserId: ctx.principal.userId,
-        tool: ctx.tool,
-        toolVersion: ctx.toolVersion,
-        arguments: body.arguments as Prisma.InputJsonValue,
-        argumentsDigest: ctx.argumentsDigest,
-        resourceType: ctx.resource.type,
-        resourceId: ctx.resource.id,
-        dedupKey: ctx.dedupKey,
-        policyRuleId: ctx.rule.id,
-        policyRuleKey: ctx.rule.ruleKey,
-        policyVersion: ctx.rule.version,
-        reason: ctx.reason,
-        status: "working",
-        phase: "awaiting_approval",
-        handle,
-        generation: intent.generation,
-        requestDeadline,
-        // Retention covers the pending deadline plus resultRetention (provisional; extended later).
-        retainUntil: new Date(requestDeadline.getTime() + config.resultRetentionMs),
-        createdAt: intent.createdAt,
-        lastUpdatedAt: now,
-      },
-    });
-    await appendAudit(tx, {
-      type: "task.created",
-      actor: `agent:${ctx.principal.agentId}`,
-      taskId: intent.taskId,
-      requestId: handle,
-      data: { tool: ctx.tool, argumentsDigest: ctx.argumentsDigest, rule: ctx.rule, generation: intent.generation },
-      at: now,
-    });
-    return task;
+    return createTaskRow(tx, { taskId: intent.taskId, generation: intent.generation, args: body.arguments, ctx, createdAt: intent.createdAt }, submitted, now);
   });
 }

@@ -2,19 +2,34 @@
  * Per-caller limits against approval fatigue (SEP "Approval-request amplification"): a bound on open approval
  * tasks per agent and a submission rate limit. Checked inside the transaction that records the submission
  * intent, under a per-agent advisory lock, so concurrent calls cannot slip past the bound together.
+ *
+ * The agent's load is read in one statement after the lock (a statement begun before the lock was granted would
+ * count from an older snapshot), from indexes bounded by the limits themselves: the open tasks and intents of one
+ * agent (Task, SubmissionIntent by agent and state) and its submissions of the last minute (SubmissionIntent by
+ * agent and creation time). So the check costs the same on an empty database and on one with years of tasks.
  */
 import type { Tx } from "../audit/append";
 import { config } from "../config";
 
 export class CallerLimitReached extends Error {}
 
-export async function enforceCallerLimits(tx: Tx, agentId: string, now: Date): Promise<void> {
+/** What the submission found under the agent's lock: an identical call's open task, and the agent's load. */
+export type CallerLoad = { joins: string | null; openTasks: number; openIntents: number; recent: number };
+
+/** Takes the agent's submission lock (until the transaction ends) and reads its load and the dedup slot. */
+export async function lockCallerLoad(tx: Tx, agentId: string, dedupKey: string, now: Date): Promise<CallerLoad> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(7240002, hashtext(${agentId}))`;
-  const [openTasks, openIntents, recent] = await Promise.all([
-    tx.task.count({ where: { agentId, status: { in: ["working", "input_required"] } } }),
-    tx.submissionIntent.count({ where: { agentId, state: "open" } }),
-    tx.submissionIntent.count({ where: { agentId, createdAt: { gt: new Date(now.getTime() - 60_000) } } }),
-  ]);
+  const since = new Date(now.getTime() - 60_000);
+  const [row] = await tx.$queryRaw<CallerLoad[]>`
+    SELECT (SELECT "taskId" FROM "DedupSlot" WHERE "dedupKey" = ${dedupKey}) AS joins,
+      (SELECT count(*)::int FROM "Task" WHERE "agentId" = ${agentId} AND status IN ('working', 'input_required')) AS "openTasks",
+      (SELECT count(*)::int FROM "SubmissionIntent" WHERE "agentId" = ${agentId} AND state = 'open') AS "openIntents",
+      (SELECT count(*)::int FROM "SubmissionIntent" WHERE "agentId" = ${agentId} AND "createdAt" > ${since}) AS recent`;
+  return row;
+}
+
+export function enforceCallerLimits(load: CallerLoad): void {
+  const { openTasks, openIntents, recent } = load;
   if (openTasks + openIntents >= config.maxPendingPerAgent) {
     throw new CallerLimitReached(
       `This agent already has ${openTasks + openIntents} approval requests pending (the limit is ${config.maxPendingPerAgent}). ` +

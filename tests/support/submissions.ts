@@ -1,18 +1,35 @@
 /** Holding a call's submission in progress, for the tests of what an identical call meanwhile is told. */
-import { expect, vi } from "vitest";
-import { inboxBackend } from "../../lib/approvals/inbox-backend";
+import { expect, onTestFinished, vi } from "vitest";
+import type { ApprovalBackend } from "../../lib/approvals/backend";
+import { bindApprovalBackend, inboxBackend } from "../../lib/approvals/inbox-backend";
 import { db } from "../../lib/db/client";
 
-/** Holds every submission to the approval backend until released: a first call stays in progress. */
+/**
+ * Holds every submission to the approval backend until released: a first call stays in progress. The inbox is
+ * bound as a backend apart from Countersign's database would be (no submitWithin), since only there is a
+ * submission a step of its own; with the built-in backend, creation is one transaction and an identical call
+ * waits for it and joins its task. The binding ends when the test's mocks are restored.
+ */
 export function holdSubmissions(): () => void {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const real = inboxBackend.submit.bind(inboxBackend);
-  vi.spyOn(inboxBackend, "submit").mockImplementation(async (key, body, now) => {
+  vi.spyOn(bindBackendApart(), "submit").mockImplementation(async (key, body, now) => {
     await gate;
     return real(key, body, now);
   });
   return release;
+}
+
+/**
+ * Binds the built-in inbox as a backend apart from Countersign's database (no submitWithin) for the rest of the
+ * test, so creation records the intent, submits, then binds the task; returns it, to spy on its submit.
+ */
+export function bindBackendApart(): ApprovalBackend {
+  const apart: ApprovalBackend = { ...inboxBackend, submitWithin: undefined };
+  bindApprovalBackend(apart);
+  onTestFinished(() => bindApprovalBackend(null));
+  return apart;
 }
 
 /** Waits (bounded) until a submission for this call is in progress: its dedup slot exists, its task does not. */

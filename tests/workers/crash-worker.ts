@@ -5,6 +5,10 @@
  *   node --import tsx tests/workers/crash-worker.ts call <agentName> <tool> <argsJson> <nowIso>
  *   node --import tsx tests/workers/crash-worker.ts advance <taskId> <nowIso>
  *   node --import tsx tests/workers/crash-worker.ts deliver-notifications <nowIso>
+ *
+ * With APPROVAL_BACKEND=apart the built-in inbox is bound as a backend outside Countersign's database would be
+ * (no submitWithin), so creation takes the intent, submit, bind path that the after-intent and after-submit
+ * faults cut.
  */
 import { closeDb } from "../../lib/db/client";
 import { DEMO_AGENTS } from "../../lib/db/seed";
@@ -12,6 +16,9 @@ import { authenticateAgent } from "../../lib/auth/agents";
 import { advanceTask } from "../../lib/execution/advance";
 import { deliverNotifications } from "../../lib/notify/deliver";
 import { callTool } from "../../lib/tasks/call";
+import { bindApprovalBackend, inboxBackend } from "../../lib/approvals/inbox-backend";
+
+if (process.env.APPROVAL_BACKEND === "apart") bindApprovalBackend({ ...inboxBackend, submitWithin: undefined });
 
 const [mode, ...rest] = process.argv.slice(2);
 let out: unknown;
