@@ -1,5 +1,5 @@
 /** Who may review: an active reviewer in the required group who is not the requester. Checked again at claim time. */
-import { db } from "../db/client";
+import { db, Prisma } from "../db/client";
 import type { Tx } from "../audit/append";
 
 export function isEligibleReviewer(
@@ -9,6 +9,13 @@ export function isEligibleReviewer(
 ): boolean {
   return user.active && user.role === "reviewer" && user.groups.includes(approverGroup) && user.id !== requesterUserId;
 }
+
+/**
+ * The number of eligible reviewers of the approval request aliased `r` in the enclosing statement, as SQL: the
+ * same rule as isEligibleReviewer, so a request's status reads it in the statement that reads the request.
+ */
+export const ELIGIBLE_REVIEWERS_OF_REQUEST = Prisma.sql`(SELECT count(*)::int FROM "User" u
+  WHERE u.active AND u.role = 'reviewer' AND r."approverGroup" = ANY(u.groups) AND u.id <> r."requesterUserId")`;
 
 export async function eligibleReviewerCount(approverGroup: string, requesterUserId: string): Promise<number> {
   return db().user.count({

@@ -3,16 +3,34 @@ import { digest } from "../canonical";
 import { db, Prisma } from "../db/client";
 import { appendAudit, type Tx } from "../audit/append";
 import { IdempotencyConflict, type ApprovalBackend, type BackendStatus, type SubmissionBody, type Submitted } from "./backend";
-import { eligibleApproverIds, eligibleReviewerCount } from "./eligibility";
+import { ELIGIBLE_REVIEWERS_OF_REQUEST, eligibleApproverIds } from "./eligibility";
 import { enqueueNotifications } from "../notify/outbox";
 
 function isUniqueViolation(e: unknown): boolean {
   return e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
 }
 
-const STATUS_FIELDS = {
-  id: true, status: true, deadline: true, approverGroup: true, requesterUserId: true, approvalsRequired: true, approvedAt: true, approvalExpiresAt: true,
-} as const;
+type StatusRow = {
+  id: string;
+  status: string;
+  deadline: Date;
+  approverGroup: string;
+  requesterUserId: string;
+  approvalsRequired: number;
+  approvedAt: Date | null;
+  approvalExpiresAt: Date | null;
+  /** While pending: how many reviewers could approve it now. */
+  eligible: number | null;
+};
+
+/** A request's state and, while it is pending, its eligible reviewers, in one statement. */
+async function statusRow(handle: string): Promise<StatusRow | null> {
+  const rows = await db().$queryRaw<StatusRow[]>`
+    SELECT r.id, r.status, r.deadline, r."approverGroup", r."requesterUserId", r."approvalsRequired", r."approvedAt", r."approvalExpiresAt",
+      CASE WHEN r.status = 'pending' THEN ${ELIGIBLE_REVIEWERS_OF_REQUEST} END AS eligible
+    FROM "ApprovalRequest" r WHERE r.id = ${handle}`;
+  return rows[0] ?? null;
+}
 
 /** The request, its audit event (announced to webhooks) and its notifications, in the caller's transaction. */
 async function insertRequest(tx: Tx, key: string, bodyDigest: string, body: SubmissionBody, now: Date): Promise<Submitted> {
@@ -80,14 +98,14 @@ export const inboxBackend: ApprovalBackend = {
 
   async status(handle, now): Promise<BackendStatus> {
     // Not the body: the status never depends on the sealed call details (lib/db/sealed.ts).
-    let req = await db().approvalRequest.findUnique({ where: { id: handle }, select: STATUS_FIELDS });
+    let req = await statusRow(handle);
     if (!req) return { state: "failed", deadline: now, note: "The approval request is unknown to the backend." };
     if (req.status === "pending" && req.deadline.getTime() <= now.getTime()) {
       await db().$transaction(async (tx) => {
         const n = await tx.approvalRequest.updateMany({ where: { id: handle, status: "pending" }, data: { status: "expired", decidedAt: now } });
         if (n.count === 1) await enqueueNotifications(tx, handle, "outcome", now);
       });
-      req = await db().approvalRequest.findUniqueOrThrow({ where: { id: handle }, select: STATUS_FIELDS });
+      req = (await statusRow(handle))!;
     }
     const state = req.status as BackendStatus["state"];
     if (state === "approved") {
@@ -99,9 +117,8 @@ export const inboxBackend: ApprovalBackend = {
       };
     }
     if (state === "pending") {
-      const eligible = await eligibleReviewerCount(req.approverGroup, req.requesterUserId);
       const note =
-        eligible < req.approvalsRequired
+        (req.eligible ?? 0) < req.approvalsRequired
           ? "Not enough eligible reviewers exist to approve this request; unless reviewers are added it will expire at its deadline."
           : undefined;
       return { state, deadline: req.deadline, note };

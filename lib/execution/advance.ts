@@ -15,7 +15,7 @@
 import type { Task } from "../db/generated/client";
 import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
-import type { SubmissionBody, Submitted } from "../approvals/backend";
+import type { BackendStatus, SubmissionBody, Submitted } from "../approvals/backend";
 import { approvalBackend } from "../approvals/inbox-backend";
 import { config } from "../config";
 import { faultPoint } from "../faults";
@@ -50,33 +50,47 @@ async function deny(t: Task, cause: DenialCause, now: Date): Promise<boolean> {
   return won;
 }
 
-/** What advancing learned that the task row does not hold: why a pending request may never resolve. */
-export type AdvanceNote = { pendingNote?: string };
+/**
+ * What advancing learned that the task row does not hold: why a pending request may never resolve; and whether
+ * the task may have moved (`moved`), so a row read before advancing is stale and must be read again.
+ */
+export type AdvanceNote = { pendingNote?: string; moved?: true };
 
-export async function advanceTask(taskId: string, now: Date): Promise<AdvanceNote> {
-  const t = await db().task.findUnique({ where: { id: taskId } });
+/** Advances the task by id, or from its row as just read (which saves reading it again). */
+export async function advanceTask(task: string | Task, now: Date): Promise<AdvanceNote> {
+  const t = typeof task === "string" ? await db().task.findUnique({ where: { id: task } }) : task;
   if (!t || isTerminal(t)) return {};
   if (t.phase === "claimed") {
-    if (t.executionDeadline && t.executionDeadline.getTime() <= now.getTime()) await expireExecution(t, now);
+    if (t.executionDeadline && t.executionDeadline.getTime() <= now.getTime()) {
+      await expireExecution(t, now);
+      return { moved: true };
+    }
     return {};
   }
   if (!PRE_CLAIM.includes(t.phase) || !t.handle) return {};
   if (t.phase === "retry_wait" && t.nextAttemptAt && t.nextAttemptAt.getTime() > now.getTime()) return {};
 
   const st = await approvalBackend().status(t.handle, now);
+  if (st.state === "pending" && t.requestDeadline.getTime() > now.getTime()) return { pendingNote: st.note };
+  await moveOn(t, st, now);
+  return { moved: true };
+}
+
+/** The task's next step once the backend's answer is anything but "still pending, in time". */
+async function moveOn(t: Task, st: BackendStatus, now: Date): Promise<void> {
   switch (st.state) {
     case "pending":
-      if (t.requestDeadline.getTime() <= now.getTime()) await deny(t, "expired", now);
-      return { pendingNote: st.note };
+      await deny(t, "expired", now);
+      return;
     case "denied":
       await deny(t, "denied", now);
-      return {};
+      return;
     case "expired":
       await deny(t, "expired", now);
-      return {};
+      return;
     case "cancelled":
       await terminalize({ taskId: t.id, fromPhases: PRE_CLAIM, generation: t.generation, to: { status: "cancelled" }, audit: { type: "task.cancelled", actor: "backend" }, now });
-      return {};
+      return;
     case "failed":
       await terminalize({
         taskId: t.id,
@@ -86,11 +100,10 @@ export async function advanceTask(taskId: string, now: Date): Promise<AdvanceNot
         audit: { type: "task.failed", actor: "backend" },
         now,
       });
-      return {};
+      return;
     case "approved":
       await onApproved(t, st.approval!, now);
   }
-  return {};
 }
 
 async function onApproved(t: Task, approval: ApprovalInput, now: Date): Promise<void> {

@@ -21,6 +21,7 @@ import { subjectOf } from "../auth/agents";
 import { visibleTools } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
 import { principalOf } from "./auth";
+import type { Principal } from "../tasks/types";
 import { advertisedOnly, callToolHandler, clientCapabilities, guard, requirePrincipal, tasksRequired } from "./calls";
 import { registerConformanceFixtures } from "./conformance/fixtures";
 import { resolveFixtureTask } from "./conformance/resolver";
@@ -41,8 +42,10 @@ const UpdateParams = z.object({ taskId: z.string().min(1).max(200), inputRespons
 export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
   const principal = principalOf(ctx.authInfo);
   if (conformanceMode()) await ensureConformanceData();
-  // One statement: the current policy, and with it the current tool catalog this request registers and calls.
-  const policy = await currentPolicy();
+  // The tasks/* methods read only the task: a request for one of them (its Mcp-Method header, which the SDK has
+  // checked against the body) registers no tools and reads no policy.
+  const method = ctx.era === "modern" ? ctx.requestInfo?.headers.get("mcp-method") : null;
+  const toolsNeeded = conformanceMode() || !method || !TASK_METHODS.has(method);
   const server = new McpServer(SERVER_INFO, {
     // One server per request: a client that lists again sees the current catalog, so no list_changed is sent.
     capabilities: {
@@ -55,25 +58,7 @@ export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
     requestState: { verify: openState },
   });
 
-  const tools = new ToolTable(server);
-  const catalog = listTools({ held: true });
-  const held = new Set(catalog.filter((t) => t.held).map((t) => t.name));
-  for (const tool of catalog) {
-    tools.add(tool.name, { title: tool.title, description: tool.description, inputSchema: advertisedOnly(tool.inputSchema) }, (args, reqCtx) =>
-      callToolHandler(requirePrincipal(principal), tool.name, args, reqCtx, policy),
-    );
-  }
-  registerDegradedTools(tools, () => requirePrincipal(principal));
-  if (conformanceMode()) registerConformanceFixtures(server, tools, () => requirePrincipal(principal));
-  tools.install({
-    governed: new Set(catalog.map((t) => t.name)),
-    // A tool held for an admin's review is never listed, whatever policy says.
-    visible: async () => {
-      const visible = new Set(visibleTools(policy, await subjectOf(requirePrincipal(principal))));
-      for (const name of held) visible.delete(name);
-      return visible;
-    },
-  });
+  if (toolsNeeded) await registerTools(server, principal);
 
   // tasks/get, tasks/update and tasks/cancel exist only on the 2026-07-28 era, where only the custom-schema form
   // registers them. A 2025-era client has no per-request capabilities, so it never receives a task.
@@ -106,6 +91,33 @@ export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
   }
 
   return server;
+}
+
+const TASK_METHODS = new Set(["tasks/get", "tasks/update", "tasks/cancel"]);
+
+/** The catalog's tools (each call decided by lib/tasks/call), the degraded tools, and tools/list by policy. */
+async function registerTools(server: McpServer, principal: Principal | null): Promise<void> {
+  // One statement: the current policy, and with it the current tool catalog this request registers and calls.
+  const policy = await currentPolicy();
+  const tools = new ToolTable(server);
+  const catalog = listTools({ held: true });
+  const held = new Set(catalog.filter((t) => t.held).map((t) => t.name));
+  for (const tool of catalog) {
+    tools.add(tool.name, { title: tool.title, description: tool.description, inputSchema: advertisedOnly(tool.inputSchema) }, (args, reqCtx) =>
+      callToolHandler(requirePrincipal(principal), tool.name, args, reqCtx, policy),
+    );
+  }
+  registerDegradedTools(tools, () => requirePrincipal(principal));
+  if (conformanceMode()) registerConformanceFixtures(server, tools, () => requirePrincipal(principal));
+  tools.install({
+    governed: new Set(catalog.map((t) => t.name)),
+    // A tool held for an admin's review is never listed, whatever policy says.
+    visible: async () => {
+      const visible = new Set(visibleTools(policy, await subjectOf(requirePrincipal(principal))));
+      for (const name of held) visible.delete(name);
+      return visible;
+    },
+  });
 }
 
 function requireTasksCapability(reqCtx: ServerContext): void {
