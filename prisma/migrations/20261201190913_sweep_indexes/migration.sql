@@ -1,5 +1,5 @@
 -- CreateIndex
-CREATE INDEX "Task_status_retainUntil_idx" ON "Task"("status", "retainUntil");
+CREATE INDEX "Task_retainUntil_idx" ON "Task"("retainUntil");
 
 -- The snapshot purge (lib/policy/history.ts purgeCallRecords) reads only the records that still hold a snapshot:
 -- without this partial index it would walk every older record whose snapshot is already gone, on every sweep.
