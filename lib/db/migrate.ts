@@ -102,8 +102,18 @@ export async function applyMigrations(url: string): Promise<string[]> {
     return out.appliedMigrationNames;
   }).then(async (applied) => {
     await sealStoredRecords(url);
+    await refreshStatisticsAfterMigrating(url, applied.length > 0);
     return applied;
   });
+}
+
+/**
+ * Part of migrating: planner statistics for the tables never analyzed (a first start on an existing data folder
+ * too), or for every hot table after new migrations (lib/db/statistics.ts).
+ */
+export async function refreshStatisticsAfterMigrating(url: string, migrated: boolean): Promise<string[]> {
+  const { analyzeAfterMigrations } = await import("./statistics");
+  return withClient(url, (client) => analyzeAfterMigrations(client, migrated));
 }
 
 /**
@@ -111,11 +121,16 @@ export async function applyMigrations(url: string): Promise<string[]> {
  * so the app, whose reads refuse unsealed records, starts on an older data folder.
  */
 export async function sealStoredRecords(url: string): Promise<void> {
-  const { createDb } = await import("./client");
   const { sealLegacyRows } = await import("./sealed-rows");
+  await withClient(url, (client) => sealLegacyRows(client));
+}
+
+/** A short-lived Prisma client of two connections for one migration step. */
+async function withClient<T>(url: string, fn: (client: import("./client").Db) => Promise<T>): Promise<T> {
+  const { createDb } = await import("./client");
   const client = createDb(url, 2);
   try {
-    await sealLegacyRows(client);
+    return await fn(client);
   } finally {
     await client.$disconnect();
   }

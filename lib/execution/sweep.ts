@@ -2,7 +2,8 @@
  * The sweeper: advances tasks whose clocks ran out or whose approval was decided, completes claimed tasks whose
  * execution deadline passed as outcome-unknown, reconciles stale submission intents, delivers due webhooks, writes due reminders and delivers notifications, and
  * purges expired tasks and policy-history records in bounded batches, and rediscovers the tools of a few upstream
- * servers whose period came (lib/gateway/rediscover.ts), so a tool changed upstream is held without an admin. Safe to run in several processes at once:
+ * servers whose period came (lib/gateway/rediscover.ts), so a tool changed upstream is held without an admin, and
+ * refreshes the planner statistics of one hot table that changed enough (lib/db/statistics.ts). Safe to run in several processes at once:
  * every transition it makes is a conditional update.
  */
 import { db } from "../db/client";
@@ -14,6 +15,7 @@ import { deliverDue } from "../webhooks/deliver";
 import { deliverNotifications, type NotifyReport } from "../notify/deliver";
 import { enqueueDueReminders } from "../notify/reminders";
 import { rediscoverDue, type RediscoveryReport } from "../gateway/rediscover";
+import { refreshStatistics } from "../db/statistics";
 import { advanceTask } from "./advance";
 
 export type SweepReport = {
@@ -29,9 +31,11 @@ export type SweepReport = {
   notifications: NotifyReport;
   /** Upstream servers whose tools were listed again this sweep (bounded), and what changed. */
   rediscovery: RediscoveryReport;
+  /** The hot table whose planner statistics this sweep refreshed, if one had changed enough (lib/db/statistics.ts). */
+  analyzed: string | null;
 };
 
-export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: number; rediscoverEveryMs?: number } = {}): Promise<SweepReport> {
+export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: number; rediscoverEveryMs?: number; analyzeEveryMs?: number } = {}): Promise<SweepReport> {
   const batch = opts.batch ?? 200;
   // A task waiting for the requester's answer (input_required) keeps its clocks: past the request deadline or
   // the approval's validity, or once its request is decided, it is advanced like a working one.
@@ -58,7 +62,8 @@ export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: 
   const purged = await purgeExpiredTasks(now);
   const historyPurged = await purgeCallRecords(now);
   const rediscovery = await rediscoverDue(now, { everyMs: opts.rediscoverEveryMs });
-  return { advanced: due.length, ...r, purged, historyPurged, webhooks, reminders, notifications, rediscovery };
+  const analyzed = await refreshStatistics(db(), now, opts.analyzeEveryMs);
+  return { advanced: due.length, ...r, purged, historyPurged, webhooks, reminders, notifications, rediscovery, analyzed };
 }
 
 /**

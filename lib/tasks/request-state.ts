@@ -15,8 +15,19 @@ export async function consumeRequestState(nonce: string, expiresAt: Date, now: D
   }
 }
 
-/** Forgets consumed states whose seal has expired anyway (they can no longer be presented). */
-export async function pruneRequestStates(now: Date): Promise<number> {
-  const r = await db().consumedRequestState.deleteMany({ where: { expiresAt: { lt: now } } });
-  return r.count;
+/**
+ * Forgets consumed states whose seal has expired anyway (they can no longer be presented), the oldest first in
+ * batches of `batch`, at most `maxBatches` per call: each statement stays short however many expired at once.
+ */
+export async function pruneRequestStates(now: Date, opts: { batch?: number; maxBatches?: number } = {}): Promise<number> {
+  const batch = opts.batch ?? 500;
+  let pruned = 0;
+  for (let i = 0; i < (opts.maxBatches ?? 4); i++) {
+    const n = await db().$executeRaw`
+      DELETE FROM "ConsumedRequestState" WHERE nonce IN (
+        SELECT nonce FROM "ConsumedRequestState" WHERE "expiresAt" < ${now}::timestamp ORDER BY "expiresAt" LIMIT ${batch})`;
+    pruned += n;
+    if (n < batch) break;
+  }
+  return pruned;
 }

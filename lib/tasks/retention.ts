@@ -16,6 +16,8 @@ export async function purgeExpiredTasks(now: Date, limit = 200): Promise<number>
   const expired = await db().task.findMany({
     where: { status: { in: ["completed", "failed", "cancelled"] }, retainUntil: { lt: now } },
     select: { id: true, argumentsDigest: true },
+    // Oldest retention first, along the index on retainUntil: the batch never reads the tasks still kept.
+    orderBy: { retainUntil: "asc" },
     take: limit,
   });
   let purged = 0;

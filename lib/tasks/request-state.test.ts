@@ -1,0 +1,28 @@
+/** Consumed request states are answerable once, and forgotten in bounded batches once their seal has expired. */
+import { beforeEach, describe, expect, it } from "vitest";
+import { resetDb } from "../../tests/support/db";
+import { db } from "../db/client";
+import { consumeRequestState, pruneRequestStates } from "./request-state";
+
+const NOW = new Date("2100-01-01T12:00:00Z");
+
+describe("pruning consumed request states", () => {
+  beforeEach(resetDb);
+
+  it("deletes only expired states, oldest first, at most batch x maxBatches rows per call", async () => {
+    await db().$executeRaw`
+      INSERT INTO "ConsumedRequestState"(nonce, "expiresAt", "createdAt")
+      SELECT 'n' || g, ${NOW}::timestamp - g * interval '1 second', ${NOW}::timestamp FROM generate_series(1, 1200) g`;
+    expect(await consumeRequestState("live", new Date(NOW.getTime() + 60_000), NOW)).toBe(true);
+
+    expect(await pruneRequestStates(NOW, { batch: 500, maxBatches: 1 })).toBe(500);
+    // The oldest went first.
+    expect(await db().consumedRequestState.count({ where: { nonce: "n1200" } })).toBe(0);
+    expect(await db().consumedRequestState.count({ where: { nonce: "n1" } })).toBe(1);
+    expect(await pruneRequestStates(NOW, { batch: 500 })).toBe(700);
+    expect(await pruneRequestStates(NOW)).toBe(0);
+    expect((await db().consumedRequestState.findMany()).map((s) => s.nonce)).toEqual(["live"]);
+    // A pruned state whose seal has expired stays refused.
+    expect(await consumeRequestState("n1", new Date(NOW.getTime() - 1), NOW)).toBe(false);
+  });
+});
