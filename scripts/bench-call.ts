@@ -18,10 +18,10 @@
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { scratchDatabase } from "./bench-db";
+import { benchChildEnv, median, reportFigures, runRound, timeEach } from "./bench-support";
 
 const DEFAULT_BASELINE = "9e99274";
 const ROUNDS = Number(process.env.ROUNDS ?? 6);
@@ -30,19 +30,10 @@ const CLIENTS = Number(process.env.CLIENTS ?? 8);
 
 type Figures = { allowedMs: number; gatedMs: number; gatedPerSecond: number };
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
-
 /** One round inside one version's tree: scratch database, that version's migrations and demo data, the calls. */
 async function child(root: string): Promise<void> {
   process.chdir(root);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "countersign-bench-call-"));
-  process.env.COUNTERSIGN_DATA_DIR = dataDir;
-  process.env.COUNTERSIGN_MAX_PENDING_PER_AGENT = "1000000";
-  process.env.COUNTERSIGN_SUBMISSIONS_PER_MINUTE = "1000000";
-  process.env.COUNTERSIGN_DEMO_STEADY_CLOCK = "1";
+  const cleanup = benchChildEnv("bench-call");
   const lib = (p: string) => import(pathToFileURL(path.join(root, p)).href);
   // The same embedded server (this checkout's) for both versions: what differs is only the version's own code.
   const scratch = await scratchDatabase();
@@ -60,22 +51,18 @@ async function child(root: string): Promise<void> {
     let v = 0;
     const call = (environment: string) =>
       callTool(ops, "deploy_service", { service: "checkout-api", environment, version: `${environment === "staging" ? 9 : 8}.${v++}.0` }, { tasks: true }, at);
-    const timeEach = async (n: number, f: () => Promise<{ kind?: string }>, expect: string) => {
-      const out: number[] = [];
-      for (let i = 0; i < n; i++) {
-        const t = performance.now();
-        const r = await f();
-        out.push(performance.now() - t);
-        if (i === 0 && JSON.stringify(r).indexOf(expect) < 0) throw new Error(`unexpected outcome: ${JSON.stringify(r).slice(0, 300)}`);
-      }
-      return median(out);
+    const expectOutcome = async (f: () => Promise<unknown>, expect: string) => {
+      const r = await f();
+      if (JSON.stringify(r).indexOf(expect) < 0) throw new Error(`unexpected outcome: ${JSON.stringify(r).slice(0, 300)}`);
     };
     for (let i = 0; i < 20; i++) {
       await call("staging");
       await call("production");
     }
-    const allowedMs = await timeEach(CALLS, () => call("staging"), "deployed to staging");
-    const gatedMs = await timeEach(CALLS, () => call("production"), "\"kind\":\"task\"");
+    await expectOutcome(() => call("staging"), "deployed to staging");
+    await expectOutcome(() => call("production"), "\"kind\":\"task\"");
+    const allowedMs = await timeEach(CALLS, () => call("staging"));
+    const gatedMs = await timeEach(CALLS, () => call("production"));
     let left = CALLS;
     const t0 = performance.now();
     await Promise.all(
@@ -85,11 +72,11 @@ async function child(root: string): Promise<void> {
     );
     const gatedPerSecond = (CALLS / (performance.now() - t0)) * 1000;
     const figures: Figures = { allowedMs, gatedMs, gatedPerSecond };
-    process.stdout.write(`FIGURES ${JSON.stringify(figures)}\n`);
+    reportFigures(figures);
     await closeDb();
   } finally {
     await scratch.drop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    cleanup();
   }
 }
 
@@ -115,11 +102,7 @@ function baselineTree(ref: string): { root: string; commit: string } {
 }
 
 function round(root: string): Figures {
-  const tsx = path.resolve("node_modules/.bin/tsx");
-  const r = spawnSync(tsx, [path.resolve("scripts/bench-call.ts"), "--child", root], { encoding: "utf8", env: process.env, maxBuffer: 64 << 20 });
-  const line = r.stdout.split("\n").find((l) => l.startsWith("FIGURES "));
-  if (r.status !== 0 || !line) throw new Error(`round in ${root} failed (exit ${r.status}):\n${r.stderr.slice(-3000)}`);
-  return JSON.parse(line.slice("FIGURES ".length)) as Figures;
+  return runRound<Figures>("scripts/bench-call.ts", ["--child", root]);
 }
 
 async function main(): Promise<void> {

@@ -17,12 +17,12 @@ import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { startEmbedded } from "../lib/db/embedded";
 import { applyMigrations } from "../lib/db/migrate";
+import { median } from "./bench-support";
 
 const N = Number(process.env.N ?? 300);
 const CONCURRENT_CALLS = Number(process.env.CONCURRENT_CALLS ?? 400);
 const CLIENTS = 8;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function freePort(): Promise<number> {
   const s = net.createServer();

@@ -13,6 +13,7 @@
 import { scratchDatabase } from "./bench-db";
 import { applyMigrations } from "../lib/db/migrate";
 import { seedDemo } from "../lib/db/seed";
+import { median } from "./bench-support";
 
 const TASKS = Number(process.env.TASKS ?? 100_000);
 const PENDING = Number(process.env.PENDING ?? 10_000);
@@ -121,11 +122,6 @@ async function seed(): Promise<void> {
     db().review.count(),
   ]);
   log(`seeded ${tasks} tasks (${pending} pending requests), ${reviews} reviews in ${Math.round(performance.now() - t)} ms`);
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
 }
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {

@@ -13,28 +13,13 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx scripts/bench-policy.ts
  */
 import { scratchDatabase } from "./bench-db";
+import { timeEach } from "./bench-support";
 import { applyMigrations } from "../lib/db/migrate";
 
 const RECORDS = Number(process.env.RECORDS ?? 100_000);
 const N = Number(process.env.N ?? 400);
 process.env.COUNTERSIGN_MAX_PENDING_PER_AGENT ??= "100000";
 process.env.COUNTERSIGN_SUBMISSIONS_PER_MINUTE ??= "100000";
-
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
-async function timeEach(n: number, f: (i: number) => unknown): Promise<number> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await f(i);
-    out.push(performance.now() - t);
-  }
-  return median(out);
-}
 
 const db0 = await scratchDatabase();
 process.env.DATABASE_URL = db0.url;
