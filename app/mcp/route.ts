@@ -6,6 +6,7 @@
  */
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { requireAgent } from "@/lib/mcp/auth";
+import { nestingRefusal } from "@/lib/mcp/nesting";
 import { originRefusal } from "@/lib/mcp/origin";
 import { createServer } from "@/lib/mcp/server";
 import { answeringOutages, noteUnavailable } from "@/lib/mcp/unavailable";
@@ -31,7 +32,7 @@ const handler = createMcpHandler(
 );
 
 async function serve(request: Request): Promise<Response> {
-  const refused = originRefusal(request);
+  const refused = originRefusal(request) ?? (await nestingRefusal(request));
   if (refused) return refused;
   // An unreachable database (in authentication or in building the server) is a 503 that says nothing ran.
   return answeringOutages(async () => {
