@@ -1,29 +1,45 @@
 /**
  * The MCP endpoint. Origin validation first (403 for a foreign browser origin), then bearer authentication (401
  * with `WWW-Authenticate: Bearer` for an unknown, revoked or malformed token), then the SDK's web-standard
- * handler; the server itself is built per request in lib/mcp.
+ * handler; the server itself is built per request in lib/mcp. While the database is unreachable, a request that fails
+ * before any handler answers is a 503 with Retry-After (lib/mcp/unavailable.ts).
  */
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { requireAgent } from "@/lib/mcp/auth";
+import { nestingRefusal } from "@/lib/mcp/nesting";
 import { originRefusal } from "@/lib/mcp/origin";
 import { createServer } from "@/lib/mcp/server";
+import { answeringOutages, noteUnavailable } from "@/lib/mcp/unavailable";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 
 // 'stateless' serves 2025-11-25 clients too (they get the degraded, task-less path).
-const handler = createMcpHandler(createServer, {
+const handler = createMcpHandler(
+  async (ctx) => {
+    try {
+      return await createServer(ctx);
+    } catch (err) {
+      noteUnavailable(err);
+      throw err;
+    }
+  },
+  {
   legacy: "stateless",
   // Name and code only: SDK messages can quote header and argument values, which stay out of the logs.
-  onerror: (error) => console.error(`[mcp] rejected or failed: ${error.name}${"code" in error ? ` ${String(error.code)}` : ""}`),
-});
+    onerror: (error) => console.error(`[mcp] rejected or failed: ${error.name}${"code" in error ? ` ${String(error.code)}` : ""}`),
+  },
+);
 
 async function serve(request: Request): Promise<Response> {
-  const refused = originRefusal(request);
+  const refused = originRefusal(request) ?? (await nestingRefusal(request));
   if (refused) return refused;
-  const auth = await requireAgent(request);
-  if (auth instanceof Response) return auth;
-  return handler.fetch(request, { authInfo: auth });
+  // An unreachable database (in authentication or in building the server) is a 503 that says nothing ran.
+  return answeringOutages(async () => {
+    const auth = await requireAgent(request);
+    if (auth instanceof Response) return auth;
+    return handler.fetch(request, { authInfo: auth });
+  });
 }
 
 export const POST = serve;

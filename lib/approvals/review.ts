@@ -11,6 +11,7 @@ import { db, Prisma } from "../db/client";
 import { appendAudit, type Tx } from "../audit/append";
 import { eligibleApproverIds, isEligibleReviewer } from "./eligibility";
 import { enqueueNotifications } from "../notify/outbox";
+import { isDatabaseUnavailable } from "../db/unavailable";
 
 export type ReviewInput = { requestId: string; reviewerId: string; decision: "approve" | "deny"; comment?: string };
 
@@ -34,9 +35,11 @@ class Refused extends Error {}
 export async function reviewRequest(input: ReviewInput, now: Date): Promise<ReviewResult> {
   const comment = input.comment?.trim() || null;
   if (input.decision === "deny" && !comment) return { ok: false, error: "A denial needs a reason." };
-  const reviewer = await db().user.findUnique({ where: { id: input.reviewerId } });
-  if (!reviewer) return { ok: false, error: "No such request." };
+  // Whether the transaction reached its commit: a lost connection before it means nothing was recorded.
+  let committing = false;
   try {
+    const reviewer = await db().user.findUnique({ where: { id: input.reviewerId } });
+    if (!reviewer) return { ok: false, error: "No such request." };
     return await db().$transaction(async (tx): Promise<ReviewResult> => {
       const [req] = await tx.$queryRaw<LockedRequest[]>`
         SELECT id, "taskId", "requesterUserId", "approverGroup", "approvalsRequired", status, deadline, "approvalValiditySec"
@@ -64,16 +67,23 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
         data: { reviewer: reviewer.email, comment },
         at: now,
       });
-      return { ok: true, taskId: req.taskId, requestStatus: await settleRequest(tx, req, `user:${reviewer.id}`, now) };
+      const requestStatus = await settleRequest(tx, req, `user:${reviewer.id}`, now);
+      committing = true;
+      return { ok: true, taskId: req.taskId, requestStatus };
     });
   } catch (e) {
     if (e instanceof Refused) return { ok: false, error: e.message };
+    if (isDatabaseUnavailable(e)) return { ok: false, error: committing ? DECISION_UNKNOWN : DECISION_NOT_RECORDED };
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
       return { ok: false, error: "You have already reviewed this request." };
     }
     throw e;
   }
 }
+
+export const DECISION_NOT_RECORDED = "The database is unavailable right now, so your decision was not recorded. Try again in a moment.";
+export const DECISION_UNKNOWN =
+  "The connection to the database was lost as your decision was being saved, so whether it was recorded is unknown. Reload the request to see.";
 
 /**
  * The request's decision from every review recorded for it, inside the transaction that holds its row lock: any

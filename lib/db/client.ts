@@ -7,6 +7,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { Prisma, PrismaClient } from "./generated/client";
 import { sealedQuery } from "./sealed";
 import { databaseUrl } from "./url";
+import { logFailure } from "../log";
 
 export type Db = PrismaClient;
 
@@ -24,7 +25,13 @@ const isJsonNull = (v: unknown) => v === null || v === Prisma.DbNull || v === Pr
  * write and opened, or refused, on read. The extension changes no types, so the client keeps its own type.
  */
 export function createDb(url = databaseUrl(), max = poolMax()): PrismaClient {
-  const adapter = new PrismaPg({ connectionString: url, max, idleTimeoutMillis: 5_000 });
+  // A connection that fails while idle in the pool (the server restarted, a backend was terminated, the network
+  // dropped) is discarded by the pool and replaced on next use; it is logged here and never thrown, so it cannot
+  // take the process down. A query on a dead connection fails that query only.
+  const adapter = new PrismaPg(
+    { connectionString: url, max, idleTimeoutMillis: 5_000 },
+    { onPoolError: (err) => logFailure("database idle connection", err), onConnectionError: (err) => logFailure("database connection", err) },
+  );
   // A transaction waits for a free connection (and for the row locks it needs) as long as a request may take,
   // instead of Prisma's 2 s default: a burst of calls queues on the pool rather than failing.
   const base = new PrismaClient({ adapter, transactionOptions: { maxWait: 20_000, timeout: 30_000 } });

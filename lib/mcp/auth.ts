@@ -5,6 +5,7 @@
 import { OAuthError, OAuthErrorCode, requireBearerAuth, type AuthInfo, type OAuthTokenVerifier } from "@modelcontextprotocol/server";
 import { authenticateAgent } from "../auth/agents";
 import type { Principal } from "../tasks/types";
+import { noteUnavailable } from "./unavailable";
 
 /**
  * Agent tokens do not expire; revocation is checked on every request. The SDK refuses an AuthInfo without
@@ -14,7 +15,11 @@ const VERIFICATION_HORIZON_S = 300;
 
 export const agentTokenVerifier: OAuthTokenVerifier = {
   async verifyAccessToken(token: string): Promise<AuthInfo> {
-    const principal = await authenticateAgent(token);
+    // An unreachable database is noted for the route's 503; the SDK answers any other throw with a 500.
+    const principal = await authenticateAgent(token).catch((err: unknown) => {
+      noteUnavailable(err);
+      throw err;
+    });
     if (!principal) throw new OAuthError(OAuthErrorCode.InvalidToken, "Unknown or revoked agent token");
     return {
       token,

@@ -4,6 +4,7 @@
  * InputRequiredResult. Shared by the registry tools (./server), the degraded-path tools (./degraded) and the
  * conformance fixtures (./conformance).
  */
+import { DATABASE_UNAVAILABLE } from "../db/unavailable";
 import { logFailure as logFailureOnly } from "../log";
 import {
   MissingRequiredClientCapabilityError,
@@ -16,10 +17,11 @@ import {
   type StandardSchemaWithJSON,
 } from "@modelcontextprotocol/server";
 import type { SubmissionInput } from "../approvals/backend";
-import { callTool, parseSubmissionInput } from "../tasks/call";
+import { callTool, parseSubmissionInput, type CallProgress } from "../tasks/call";
 import type { CompiledPolicy } from "../policy/evaluate";
 import { consumeRequestState } from "../tasks/request-state";
 import type { CallOutcome, InputQuestion, Principal } from "../tasks/types";
+import { noteUnavailable } from "./unavailable";
 import { invalidState, newCallState, requireMatchingCall, sealState, type SealedState } from "./request-state";
 import {
   CLIENT_CAPABILITIES_KEY,
@@ -49,16 +51,33 @@ export async function callToolHandler(principal: Principal, tool: string, args: 
   const tasks = declaresTasksExtension(clientCapabilities(reqCtx));
   if (!tasks && TASK_REQUIRED.has(tool)) throw tasksRequired();
   const now = new Date();
-  const answered = await submissionAnswer(principal, tool, args, reqCtx, now);
-  if ("result" in answered) return answered.result;
+  const progress: CallProgress = { stage: "deciding" };
   let outcome: CallOutcome;
   try {
-    outcome = await callTool(principal, tool, args, { tasks, input: answered.input, policy }, now);
+    const answered = await submissionAnswer(principal, tool, args, reqCtx, now);
+    if ("result" in answered) return answered.result;
+    outcome = await callTool(principal, tool, args, { tasks, input: answered.input, policy, progress }, now);
   } catch (err) {
+    if (err instanceof ProtocolError) throw err;
     logFailure("tools/call", err);
-    return toolError("Internal error while processing this call; whether the tool ran is unknown. Do not retry automatically.");
+    return toolError(failedCallText(progress.stage, noteUnavailable(err)));
   }
   return outcomeToWire(outcome, principal, tool, args, reqCtx, now);
+}
+
+/** What a call that failed says: why (the database, or an internal error) and, by how far it got, what happened. */
+export function failedCallText(stage: CallProgress["stage"], databaseUnavailable: boolean): string {
+  const why = databaseUnavailable ? "The database is unavailable right now, so this call could not be completed." : "Internal error while processing this call.";
+  switch (stage) {
+    case "deciding":
+      return `${why} The tool did not run and nothing was submitted for approval. Retry later.`;
+    case "submitting":
+      return `${why} The tool did not run. Whether the approval request was recorded is unknown. Do not retry automatically.`;
+    case "running":
+      return `${why} Whether the tool ran is unknown. Do not retry automatically.`;
+    case "ran":
+      return `${why} The tool ran, but recording the call did not complete. Do not retry it.`;
+  }
 }
 
 /** Maps what callTool decided to the wire: a result, a CreateTaskResult, or an MRTR question. */
@@ -177,9 +196,18 @@ export async function guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof ProtocolError) throw err;
     logFailure(what, err);
+    if (noteUnavailable(err)) throw new ProtocolError(ProtocolErrorCode.InternalError, `${DATABASE_UNAVAILABLE} ${GUARDED_OUTCOME[what] ?? READ_ONLY_OUTCOME}`);
     throw new ProtocolError(ProtocolErrorCode.InternalError, "Internal error");
   }
 }
+
+const READ_ONLY_OUTCOME = "Nothing was changed and no tool ran. Retry later.";
+/** What an unavailable database leaves undecided, by the guarded call that writes. */
+const GUARDED_OUTCOME: Record<string, string> = {
+  "tasks/update": "No tool ran. Whether the answer was recorded is unknown: read the task with tasks/get once the service is back.",
+  "tasks/cancel": "No tool ran. Whether the cancellation was recorded is unknown: read the task with tasks/get once the service is back.",
+  answer_request: "No tool ran. Whether the answer was recorded is unknown: read the request with get_request_status once the service is back.",
+};
 
 /** Logs where and the error's class only (lib/log.ts): messages can quote arguments, stacks carry paths. */
 export function logFailure(what: string, err: unknown): void {

@@ -64,7 +64,15 @@ export type CallOptions = {
    * call costs no second read; read here when absent.
    */
   policy?: CompiledPolicy;
+  /** Moved on as the call passes each point, so a caller that sees it fail can say whether the tool ran. */
+  progress?: CallProgress;
 };
+
+/**
+ * How far a call got: deciding (nothing ran, nothing submitted), running (the tool was started), ran (the tool
+ * finished; recording it is what remains), submitting (the approval request is being written; the tool did not run).
+ */
+export type CallProgress = { stage: "deciding" | "running" | "ran" | "submitting" };
 
 export async function callTool(principal: Principal, name: string, rawArgs: unknown, opts: CallOptions, now: Date): Promise<CallOutcome> {
   // The current policy, and with it (same statement) the current tool catalog.
@@ -114,7 +122,9 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
 
   if (decision.decision === "allow") {
     try {
+      if (opts.progress) opts.progress.stage = "running";
       const out = await tool.run(args, { taskId: null, now, resource: { type: resource.type, id: resource.id } });
+      if (opts.progress) opts.progress.stage = "ran";
       // A tool error the tool itself reported (an upstream's isError result) still ran: recorded like any call.
       await db().$transaction(async (tx) => {
         if (recordId) await settleRecord({ id: recordId }, "executed", now, tx);
@@ -165,6 +175,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   }
 
   let task;
+  if (opts.progress) opts.progress.stage = "submitting";
   try {
     task = await createApprovalTask(
     {
