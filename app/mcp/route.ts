@@ -1,12 +1,15 @@
 /**
  * The MCP endpoint. Origin validation first (403 for a foreign browser origin), then bearer authentication (401
  * with `WWW-Authenticate: Bearer` for an unknown, revoked or malformed token), then the SDK's web-standard
- * handler; the server itself is built per request in lib/mcp.
+ * handler; the server itself is built per request in lib/mcp. Every line logged while a request is handled carries
+ * its id, which the response echoes in `x-request-id` (lib/request-context.ts).
  */
 import { createMcpHandler } from "@modelcontextprotocol/server";
+import { logFailure, logRequest } from "@/lib/log";
 import { requireAgent } from "@/lib/mcp/auth";
 import { originRefusal } from "@/lib/mcp/origin";
 import { createServer } from "@/lib/mcp/server";
+import { withRequestId } from "@/lib/request-context";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -14,11 +17,25 @@ export const dynamic = "force-dynamic";
 // 'stateless' serves 2025-11-25 clients too (they get the degraded, task-less path).
 const handler = createMcpHandler(createServer, {
   legacy: "stateless",
-  // Name and code only: SDK messages can quote header and argument values, which stay out of the logs.
-  onerror: (error) => console.error(`[mcp] rejected or failed: ${error.name}${"code" in error ? ` ${String(error.code)}` : ""}`),
+  // The error's class only: SDK messages can quote header and argument values, which stay out of the logs.
+  onerror: (error) => logFailure("mcp request", error),
 });
 
-async function serve(request: Request): Promise<Response> {
+function serve(request: Request): Promise<Response> {
+  return withRequestId(request, async () => {
+    const started = performance.now();
+    try {
+      const response = await answer(request);
+      logRequest("mcp", request.method, response.status, performance.now() - started);
+      return response;
+    } catch (e) {
+      logRequest("mcp", request.method, 500, performance.now() - started);
+      throw e;
+    }
+  });
+}
+
+async function answer(request: Request): Promise<Response> {
   const refused = originRefusal(request);
   if (refused) return refused;
   const auth = await requireAgent(request);

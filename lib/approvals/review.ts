@@ -11,6 +11,7 @@ import { db, Prisma } from "../db/client";
 import { appendAudit, type Tx } from "../audit/append";
 import { eligibleApproverIds, isEligibleReviewer } from "./eligibility";
 import { enqueueNotifications } from "../notify/outbox";
+import { observeTimeToDecision } from "../metrics";
 
 export type ReviewInput = { requestId: string; reviewerId: string; decision: "approve" | "deny"; comment?: string };
 
@@ -27,6 +28,7 @@ type LockedRequest = {
   status: string;
   deadline: Date;
   approvalValiditySec: number;
+  createdAt: Date;
 };
 
 class Refused extends Error {}
@@ -37,9 +39,10 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
   const reviewer = await db().user.findUnique({ where: { id: input.reviewerId } });
   if (!reviewer) return { ok: false, error: "No such request." };
   try {
-    return await db().$transaction(async (tx): Promise<ReviewResult> => {
+    let createdAt: Date | undefined;
+    const result = await db().$transaction(async (tx): Promise<ReviewResult> => {
       const [req] = await tx.$queryRaw<LockedRequest[]>`
-        SELECT id, "taskId", "requesterUserId", "approverGroup", "approvalsRequired", status, deadline, "approvalValiditySec"
+        SELECT id, "taskId", "requesterUserId", "approverGroup", "approvalsRequired", status, deadline, "approvalValiditySec", "createdAt"
         FROM "ApprovalRequest" WHERE id = ${input.requestId}
         FOR UPDATE`;
       if (!req) throw new Refused("No such request.");
@@ -64,8 +67,14 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
         data: { reviewer: reviewer.email, comment },
         at: now,
       });
+      createdAt = req.createdAt;
       return { ok: true, taskId: req.taskId, requestStatus: await settleRequest(tx, req, `user:${reviewer.id}`, now) };
     });
+    // This review decided the request (settleRequest says so only when its conditional update won), and committed.
+    if (result.ok && createdAt && (result.requestStatus === "approved" || result.requestStatus === "denied")) {
+      observeTimeToDecision(result.requestStatus, (now.getTime() - createdAt.getTime()) / 1000);
+    }
+    return result;
   } catch (e) {
     if (e instanceof Refused) return { ok: false, error: e.message };
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
