@@ -13,7 +13,7 @@ import { currentRequestId } from "./request-context";
 
 const NAME = /^[A-Za-z_$][\w$]{0,63}$/;
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-type Level = (typeof LEVELS)[number];
+export type Level = (typeof LEVELS)[number];
 
 /** The class of a thrown value, from its constructor (an error's `name` is data and may carry anything). */
 export function errorClass(err: unknown): string {
@@ -39,11 +39,11 @@ export function logLevel(value = process.env.COUNTERSIGN_LOG_LEVEL): Level {
 
 export type LogDestination = { write(line: string): void };
 
-function build(destination?: LogDestination): Logger {
+function build(destination?: LogDestination, level: Level = logLevel()): Logger {
   return pino(
     {
       name: "countersign",
-      level: logLevel(),
+      level,
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
@@ -63,9 +63,9 @@ function logger(): Logger {
   return (holder.__countersignLogger ??= build());
 }
 
-/** Sends the log to `destination` (tests read the lines), or back to stdout; re-reads COUNTERSIGN_LOG_LEVEL. */
-export function setLogDestination(destination?: LogDestination): void {
-  holder.__countersignLogger = build(destination);
+/** Sends the log to `destination` (tests read the lines), or back to stdout, at `level` (default: COUNTERSIGN_LOG_LEVEL). */
+export function setLogDestination(destination?: LogDestination, level?: Level): void {
+  holder.__countersignLogger = build(destination, level);
 }
 
 /** Fields a line may carry: values the code chose, never a request's text. */
