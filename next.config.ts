@@ -13,6 +13,7 @@ const config: NextConfig = {
       // Pages get a nonce-based policy from proxy.ts; the rest a policy that lets nothing load or frame them.
       { source: "/api/:path*", headers: [{ key: "Content-Security-Policy", value: NON_PAGE_CSP }] },
       { source: "/mcp", headers: [{ key: "Content-Security-Policy", value: NON_PAGE_CSP }] },
+      { source: "/:path(healthz|readyz|metrics)", headers: [{ key: "Content-Security-Policy", value: NON_PAGE_CSP }] },
       { source: "/:path*", has: [{ type: "header", key: "x-forwarded-proto", value: "https" }], headers: [HSTS] },
     ];
   },

@@ -6,6 +6,7 @@
  */
 import pg from "pg";
 import { afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from "vitest";
+import { config as proxyConfig } from "../proxy";
 import { GET as health } from "../app/healthz/route";
 import { GET as ready } from "../app/readyz/route";
 import { closeDb, db } from "../lib/db/client";
@@ -152,6 +153,12 @@ describe(`/healthz and /readyz (${kind})`, () => {
     expect(await r.json()).toEqual({ status: "ok" });
     expect(r.headers.get("cache-control")).toBe("no-store");
     expect(r.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("the page proxy leaves /healthz, /readyz and /metrics alone (no sign-in, no page headers), and still serves pages", () => {
+    const matcher = new RegExp(`^${proxyConfig.matcher[0]}$`);
+    for (const p of ["/healthz", "/readyz", "/metrics"]) expect(matcher.test(p)).toBe(false);
+    for (const p of ["/inbox", "/admin/people", "/"]) expect(matcher.test(p)).toBe(true);
   });
 
   it("/readyz is 200 on the migrated test database", async () => {
