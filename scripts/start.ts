@@ -17,12 +17,14 @@ import { currentOwner, startEmbedded, type EmbeddedServer } from "../lib/db/embe
 import { applyMigrations } from "../lib/db/migrate";
 import { seedDemo } from "../lib/db/seed";
 import { describeNotifySettings } from "../lib/notify/settings";
+import { logFailure, logInfo } from "../lib/log";
 import { registerDemoFilesystem } from "../lib/gateway/demo";
 import { reconcileIntents } from "../lib/tasks/reconcile";
 import { dataDir } from "./paths";
 
 const port = Number(process.env.PORT ?? 3000);
-const log = (msg: string) => console.log(`[countersign] ${msg}`);
+// Progress lines are server log lines (JSON, lib/log.ts); refusals to start are written for the person at the terminal.
+const log = (msg: string) => logInfo(msg);
 
 function authSecret(): string {
   if (process.env.AUTH_SECRET) return process.env.AUTH_SECRET;
@@ -101,6 +103,7 @@ try {
   await client.$disconnect();
   await closeDb();
 } catch (e) {
+  logFailure("start-up", e);
   console.error(`[countersign] start-up failed: ${(e as Error).message}`);
   await stopDb();
   process.exit(1);

@@ -6,17 +6,20 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { db } from "../lib/db/client";
 import { errorClass, logFailure } from "../lib/log";
-import { call } from "../lib/mcp/testing";
+import { OPS_BOT, call } from "../lib/mcp/testing";
 import { callTool } from "../lib/tasks/call";
 import { decide } from "../lib/tasks/decide";
 import { getTool } from "../lib/tools/catalog";
 import { requestIdOf, principal, resetDb, userId } from "./support/db";
+import { captureLog } from "./support/log";
 
 // A fixed clock in the future: the claim checks the approval against the real clock as well.
 import { T0 } from "./support/proof";
 const MARKER = "mk-7f3a9c-secret-memo";
 
+// Everything written to the console and to the server log (JSON lines).
 let lines: string[] = [];
+let log: ReturnType<typeof captureLog>;
 function captureLogs() {
   lines = [];
   for (const m of ["error", "warn", "log", "info", "debug"] as const) {
@@ -24,6 +27,8 @@ function captureLogs() {
       lines.push(args.map((a) => (a instanceof Error ? `${a.name}: ${a.message}\n${a.stack}` : typeof a === "string" ? a : JSON.stringify(a))).join(" "));
     });
   }
+  log = captureLog();
+  lines = log.raw;
 }
 
 function expectCleanLogs() {
@@ -39,7 +44,10 @@ beforeEach(async () => {
   await resetDb();
   captureLogs();
 });
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.restoreAllMocks();
+  log.restore();
+});
 
 describe("nothing from arguments or tool errors reaches ordinary logs", () => {
   it("a tool's unexpected error is logged as its class only, never its message or stack", async () => {
@@ -84,7 +92,51 @@ describe("nothing from arguments or tool errors reaches ordinary logs", () => {
     expect(errorClass(Object.assign(new Error("x"), { code: "P2002" }))).toBe("Error P2002");
     expect(errorClass("a string")).toBe("string");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toBe("[countersign] tools/call wire_transfer failed: RangeError");
+    expect(log.lines()[0]).toMatchObject({ level: "error", msg: "tools/call wire_transfer failed", where: "tools/call wire_transfer", errorClass: "RangeError" });
+    expectCleanLogs();
+  });
+});
+
+describe("server log lines of a request: JSON, with its request id, without argument values or tokens", () => {
+  const BAD_TOKEN = "cs_mk-7f3a9c-secret-token-0000000000000000";
+
+  it("a call whose tool fails unexpectedly, and a call with a bad token: every line is JSON, carries the response's x-request-id, and holds no argument or token", async () => {
+    const tool = getTool("wire_transfer")!;
+    vi.spyOn(tool, "run").mockImplementation(async (args: { memo?: string }) => {
+      throw new TypeError(`cannot post ${args.memo}`);
+    });
+    // ops-bot's small transfer runs at once (no approval), so the tool's failure happens inside the request.
+    const ok = await call("wire_transfer", { to: "acct-log", amount: 10, memo: `password=${MARKER}` }, { token: OPS_BOT, headers: { "x-request-id": "trace-abc-12345678" } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("x-request-id")).toBe("trace-abc-12345678");
+    const refused = await call("wire_transfer", { to: "acct-log", amount: 10, memo: MARKER }, { token: BAD_TOKEN });
+    expect(refused.status).toBe(401);
+    const refusedId = refused.headers.get("x-request-id")!;
+    expect(refusedId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const parsed = log.lines();
+    const first = parsed.filter((l) => l.requestId === "trace-abc-12345678");
+    expect(first.map((l) => l.msg)).toEqual(expect.arrayContaining([expect.stringMatching(/failed$/), "request handled"]));
+    expect(first.find((l) => l.level === "error")).toMatchObject({ errorClass: "TypeError" });
+    expect(parsed.filter((l) => l.requestId === refusedId)).toEqual([expect.objectContaining({ level: "warn", msg: "request refused", status: 401, route: "mcp" })]);
+    // Every line of the server log belongs to one of the two requests.
+    expect(parsed.every((l) => l.requestId === "trace-abc-12345678" || l.requestId === refusedId)).toBe(true);
+    for (const l of lines) {
+      expect(l).not.toContain("secret-token");
+      expect(l).not.toContain("acct-log");
+      expect(l).not.toContain("password");
+    }
+    expectCleanLogs();
+  });
+
+  it("an incoming x-request-id that does not fit the pattern is replaced, never echoed or logged", async () => {
+    for (const forged of ["short", `x\n{"level":"error"}`, "a".repeat(65), `id-${MARKER} extra`]) {
+      const r = await call("issue_refund", { order_id: "O-1021" }, { headers: { "x-request-id": forged.replace(/\n/g, " ") } });
+      const id = r.headers.get("x-request-id")!;
+      expect(id).not.toBe(forged);
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    expect(log.lines().filter((l) => l.msg === "request handled")).toHaveLength(4);
     expectCleanLogs();
   });
 });

@@ -2,14 +2,17 @@
  * The MCP endpoint. Origin validation first (403 for a foreign browser origin), then bearer authentication (401
  * with `WWW-Authenticate: Bearer` for an unknown, revoked or malformed token), then the SDK's web-standard
  * handler; the server itself is built per request in lib/mcp. While the database is unreachable, a request that fails
- * before any handler answers is a 503 with Retry-After (lib/mcp/unavailable.ts).
+ * before any handler answers is a 503 with Retry-After (lib/mcp/unavailable.ts). Every line logged while a request
+ * is handled carries its id, which the response echoes in `x-request-id` (lib/request-context.ts).
  */
 import { createMcpHandler } from "@modelcontextprotocol/server";
+import { logFailure, logRequest } from "@/lib/log";
 import { requireAgent } from "@/lib/mcp/auth";
 import { nestingRefusal } from "@/lib/mcp/nesting";
 import { originRefusal } from "@/lib/mcp/origin";
 import { createServer } from "@/lib/mcp/server";
 import { answeringOutages, noteUnavailable } from "@/lib/mcp/unavailable";
+import { withRequestId } from "@/lib/request-context";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -26,12 +29,26 @@ const handler = createMcpHandler(
   },
   {
   legacy: "stateless",
-  // Name and code only: SDK messages can quote header and argument values, which stay out of the logs.
-    onerror: (error) => console.error(`[mcp] rejected or failed: ${error.name}${"code" in error ? ` ${String(error.code)}` : ""}`),
+  // The error's class only: SDK messages can quote header and argument values, which stay out of the logs.
+    onerror: (error) => logFailure("mcp request", error),
   },
 );
 
-async function serve(request: Request): Promise<Response> {
+function serve(request: Request): Promise<Response> {
+  return withRequestId(request, async () => {
+    const started = performance.now();
+    try {
+      const response = await answer(request);
+      logRequest("mcp", request.method, response.status, performance.now() - started);
+      return response;
+    } catch (e) {
+      logRequest("mcp", request.method, 500, performance.now() - started);
+      throw e;
+    }
+  });
+}
+
+async function answer(request: Request): Promise<Response> {
   const refused = originRefusal(request) ?? (await nestingRefusal(request));
   if (refused) return refused;
   // An unreachable database (in authentication or in building the server) is a 503 that says nothing ran.

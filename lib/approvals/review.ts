@@ -12,6 +12,7 @@ import { appendAudit, type Tx } from "../audit/append";
 import { eligibleApproverIds, isEligibleReviewer } from "./eligibility";
 import { enqueueNotifications } from "../notify/outbox";
 import { isDatabaseUnavailable } from "../db/unavailable";
+import { observeTimeToDecision } from "../metrics";
 
 export type ReviewInput = { requestId: string; reviewerId: string; decision: "approve" | "deny"; comment?: string };
 
@@ -28,6 +29,7 @@ type LockedRequest = {
   status: string;
   deadline: Date;
   approvalValiditySec: number;
+  createdAt: Date;
 };
 
 class Refused extends Error {}
@@ -40,9 +42,10 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
   try {
     const reviewer = await db().user.findUnique({ where: { id: input.reviewerId } });
     if (!reviewer) return { ok: false, error: "No such request." };
-    return await db().$transaction(async (tx): Promise<ReviewResult> => {
+    let createdAt: Date | undefined;
+    const result = await db().$transaction(async (tx): Promise<ReviewResult> => {
       const [req] = await tx.$queryRaw<LockedRequest[]>`
-        SELECT id, "taskId", "requesterUserId", "approverGroup", "approvalsRequired", status, deadline, "approvalValiditySec"
+        SELECT id, "taskId", "requesterUserId", "approverGroup", "approvalsRequired", status, deadline, "approvalValiditySec", "createdAt"
         FROM "ApprovalRequest" WHERE id = ${input.requestId}
         FOR UPDATE`;
       if (!req) throw new Refused("No such request.");
@@ -67,10 +70,16 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
         data: { reviewer: reviewer.email, comment },
         at: now,
       });
+      createdAt = req.createdAt;
       const requestStatus = await settleRequest(tx, req, `user:${reviewer.id}`, now);
       committing = true;
       return { ok: true, taskId: req.taskId, requestStatus };
     });
+    // This review decided the request (settleRequest says so only when its conditional update won), and committed.
+    if (result.ok && createdAt && (result.requestStatus === "approved" || result.requestStatus === "denied")) {
+      observeTimeToDecision(result.requestStatus, (now.getTime() - createdAt.getTime()) / 1000);
+    }
+    return result;
   } catch (e) {
     if (e instanceof Refused) return { ok: false, error: e.message };
     if (isDatabaseUnavailable(e)) return { ok: false, error: committing ? DECISION_UNKNOWN : DECISION_NOT_RECORDED };

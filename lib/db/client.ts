@@ -4,6 +4,8 @@
  * `next build`) opens no connection.
  */
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { observePool } from "../metrics";
 import { Prisma, PrismaClient } from "./generated/client";
 import { sealedQuery } from "./sealed";
 import { databaseUrl } from "./url";
@@ -25,27 +27,40 @@ const isJsonNull = (v: unknown) => v === null || v === Prisma.DbNull || v === Pr
  * write and opened, or refused, on read. The extension changes no types, so the client keeps its own type.
  */
 export function createDb(url = databaseUrl(), max = poolMax()): PrismaClient {
+  return build(url, max).client;
+}
+
+function build(url: string, max: number): { client: PrismaClient; pool: pg.Pool } {
+  // The pool is made here (not inside the adapter) so that /metrics can read its counts; disconnecting ends it.
+  const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 5_000 });
   // A connection that fails while idle in the pool (the server restarted, a backend was terminated, the network
   // dropped) is discarded by the pool and replaced on next use; it is logged here and never thrown, so it cannot
   // take the process down. A query on a dead connection fails that query only.
-  const adapter = new PrismaPg(
-    { connectionString: url, max, idleTimeoutMillis: 5_000 },
-    { onPoolError: (err) => logFailure("database idle connection", err), onConnectionError: (err) => logFailure("database connection", err) },
-  );
+  // (The adapter ships its own copy of the pg type declarations; the runtime pg is the one imported here.)
+  const adapter = new PrismaPg(pool as unknown as ConstructorParameters<typeof PrismaPg>[0], {
+    disposeExternalPool: true,
+    onPoolError: (err) => logFailure("database idle connection", err),
+    onConnectionError: (err) => logFailure("database connection", err),
+  });
   // A transaction waits for a free connection (and for the row locks it needs) as long as a request may take,
   // instead of Prisma's 2 s default: a burst of calls queues on the pool rather than failing.
   const base = new PrismaClient({ adapter, transactionOptions: { maxWait: 20_000, timeout: 30_000 } });
-  return base.$extends({ query: { $allOperations: sealedQuery(isJsonNull) } }) as unknown as PrismaClient;
+  return { client: base.$extends({ query: { $allOperations: sealedQuery(isJsonNull) } }) as unknown as PrismaClient, pool };
 }
 
 export function db(): PrismaClient {
-  if (!holder.__countersignDb) holder.__countersignDb = createDb();
+  if (!holder.__countersignDb) {
+    const { client, pool } = build(databaseUrl(), poolMax());
+    holder.__countersignDb = client;
+    observePool(pool);
+  }
   return holder.__countersignDb;
 }
 
 export async function closeDb(): Promise<void> {
   const client = holder.__countersignDb;
   holder.__countersignDb = undefined;
+  observePool(null);
   if (client) await client.$disconnect();
 }
 

@@ -10,10 +10,11 @@ import { pathToFileURL } from "node:url";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
 import pg from "pg";
+import { migrationNames, migrationsDir } from "./migration-names";
 
 const ROOT = process.cwd();
 const SCHEMA = path.join(ROOT, "prisma", "schema.prisma");
-const MIGRATIONS = path.join(ROOT, "prisma", "migrations");
+const MIGRATIONS = migrationsDir(ROOT);
 
 type Bindings = typeof import("@prisma/schema-engine-wasm");
 type Engine = Awaited<ReturnType<Bindings["SchemaEngine"]["new"]>>;
@@ -59,13 +60,7 @@ async function withEngine<T>(url: string, fn: (engine: Engine) => Promise<T>): P
 }
 
 function migrationsList() {
-  const dirs = fs.existsSync(MIGRATIONS)
-    ? fs
-        .readdirSync(MIGRATIONS, { withFileTypes: true })
-        .filter((d) => d.isDirectory())
-        .map((d) => d.name)
-        .sort()
-    : [];
+  const dirs = migrationNames(MIGRATIONS);
   const lockPath = path.join(MIGRATIONS, "migration_lock.toml");
   return {
     baseDir: MIGRATIONS,

@@ -18,6 +18,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { open, seal, SealedRecordError } from "../crypto/seal";
+import { logWarn } from "../log";
 
 type Spec = { identity: string[]; whole: string[]; members?: Record<string, string[]> };
 
@@ -94,7 +95,8 @@ function openRecord(model: string, rec: Record<string, unknown>): void {
         rec[f] = open(rec[f], aadFor(model, f, rec));
       } catch (e) {
         if (model === "Task" && f === "arguments" && e instanceof SealedRecordError) {
-          console.warn(`[countersign] ${e.message}`);
+          // The message names the record and field (words of the code's own), never the sealed content.
+          logWarn("sealed task arguments unreadable", { detail: e.message.slice(0, 200) });
           rec[f] = UNREADABLE_ARGUMENTS;
         } else throw e;
       }

@@ -14,6 +14,7 @@ import { randomUUID } from "node:crypto";
 import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { config } from "../config";
+import { countClaimLost } from "../metrics";
 import { settleRecord } from "../policy/history";
 
 /** Identifies this process in claim tokens (for the audit trail and for debugging). */
@@ -42,7 +43,7 @@ export async function claim(taskId: string, generation: number, now: Date, appro
   const token = `${BOOT}:${randomUUID()}`;
   const deadline = new Date(now.getTime() + config.executionDeadlineMs);
   const retain = new Date(deadline.getTime() + config.resultRetentionMs);
-  return db().$transaction(async (tx) => {
+  const won = await db().$transaction(async (tx) => {
     if (approval) {
       const eligible = await tx.$queryRaw<{ id: string }[]>`
         SELECT id FROM "User"
@@ -74,4 +75,6 @@ export async function claim(taskId: string, generation: number, now: Date, appro
     await appendAudit(tx, { type: "execution.claimed", actor: "system", taskId, data: { generation, executionDeadline: deadline.toISOString() }, at: now });
     return token;
   });
+  if (!won) countClaimLost();
+  return won;
 }

@@ -16,6 +16,7 @@ import { deliverNotifications, type NotifyReport } from "../notify/deliver";
 import { enqueueDueReminders } from "../notify/reminders";
 import { rediscoverDue, type RediscoveryReport } from "../gateway/rediscover";
 import { refreshStatistics } from "../db/statistics";
+import { sweepFailed, sweepSucceeded } from "../metrics";
 import { advanceTask } from "./advance";
 
 export type SweepReport = {
@@ -35,7 +36,22 @@ export type SweepReport = {
   analyzed: string | null;
 };
 
-export async function sweep(now: Date, opts: { batch?: number; intentMinAgeMs?: number; rediscoverEveryMs?: number; analyzeEveryMs?: number } = {}): Promise<SweepReport> {
+type SweepOptions = { batch?: number; intentMinAgeMs?: number; rediscoverEveryMs?: number; analyzeEveryMs?: number };
+
+/** One pass; its duration and success are recorded in the metrics (by the process clock, not `now`). */
+export async function sweep(now: Date, opts: SweepOptions = {}): Promise<SweepReport> {
+  const started = performance.now();
+  try {
+    const report = await sweepPass(now, opts);
+    sweepSucceeded((performance.now() - started) / 1000);
+    return report;
+  } catch (e) {
+    sweepFailed();
+    throw e;
+  }
+}
+
+async function sweepPass(now: Date, opts: SweepOptions): Promise<SweepReport> {
   const batch = opts.batch ?? 200;
   // A task waiting for the requester's answer (input_required) keeps its clocks: past the request deadline or
   // the approval's validity, or once its request is decided, it is advanced like a working one.

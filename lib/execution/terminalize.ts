@@ -5,6 +5,7 @@
  * never claimed, so the tool never ran), and the audit event is written in the same transaction.
  */
 import { db } from "../db/client";
+import { countDisposition } from "../metrics";
 import { appendAudit } from "../audit/append";
 import { config } from "../config";
 import { settleTaskRecord } from "../policy/history";
@@ -34,7 +35,7 @@ export async function terminalize(o: TerminalizeOpts): Promise<boolean> {
   const error = o.to.status === "failed" ? JSON.stringify(o.to.error) : null;
   const disposition = o.to.status === "completed" ? o.to.outcome.disposition : null;
   const retainFloor = new Date(o.now.getTime() + config.resultRetentionMs);
-  return db().$transaction(async (tx) => {
+  const won = await db().$transaction(async (tx) => {
     const n = await tx.$executeRaw`
       UPDATE "Task" SET
         status = ${status},
@@ -63,4 +64,6 @@ export async function terminalize(o: TerminalizeOpts): Promise<boolean> {
     });
     return true;
   });
+  if (won && disposition) countDisposition(disposition);
+  return won;
 }

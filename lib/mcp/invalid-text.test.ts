@@ -12,6 +12,7 @@ import { requestIdOf, resetDb, rowsWritten, userId } from "../../tests/support/d
 import { POST } from "../../app/mcp/route";
 import { buildRpcRequest, parseRpcBody } from "./raw-request";
 import { SUPPORT_BOT, call, rpc, textOf, type Rpc } from "./testing";
+import { captureLog } from "../../tests/support/log";
 
 beforeEach(resetDb);
 
@@ -51,9 +52,13 @@ describe("text that cannot be stored is invalid input, refused before anything i
   ];
   it.each(cases)("%s", async (_label, tool, args) => {
     vi.spyOn(console, "error").mockImplementation(() => {});
+    const log = captureLog();
     const text = expectInvalidInput(await call(tool, args));
     expect(text).toMatch(/NUL character|unpaired surrogate/);
     expect(console.error).not.toHaveBeenCalled();
+    // No failure in the server log: the refusal is an ordinary answer.
+    expect(log.lines().filter((l) => l.level === "error")).toEqual([]);
+    log.restore();
     await nothingWritten();
     vi.restoreAllMocks();
   });

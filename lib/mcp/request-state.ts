@@ -14,6 +14,7 @@ import { createHash, createHmac, randomBytes } from "node:crypto";
 import { createRequestStateCodec, ProtocolError, ProtocolErrorCode, type RequestStateCodec, type ServerContext } from "@modelcontextprotocol/server";
 import { digest } from "../canonical";
 import { config } from "../config";
+import { logWarn } from "../log";
 import type { Principal } from "../tasks/types";
 
 /** What a sealed state of a gated tool call carries. Short keys: the client can read it (signed, not encrypted). */
@@ -56,7 +57,7 @@ function keys(): { source: string; keys: string[] } {
   }
   if (!warned) {
     warned = true;
-    console.warn("[mcp] neither COUNTERSIGN_REQUEST_STATE_KEYS nor AUTH_SECRET is set: requestState uses a per-process key");
+    logWarn("neither COUNTERSIGN_REQUEST_STATE_KEYS nor AUTH_SECRET is set: requestState uses a per-process key");
   }
   return { source: "process", keys: [processKey] };
 }

@@ -9,6 +9,7 @@
 import { SealedRecordError } from "../crypto/seal";
 import { db } from "../db/client";
 import { faultPoint } from "../faults";
+import { countDeliveryFailure } from "../metrics";
 import { isEligibleReviewer } from "../approvals/eligibility";
 import { readBody, summaryOf } from "../inbox/body";
 import { enabledChannels, SendError, type NotificationChannel } from "./channels";
@@ -51,6 +52,7 @@ export async function deliverNotifications(
     const prepared = await prepare(n, channel, now);
     if ("skip" in prepared) {
       await end(prepared.skip === "failed" ? "failed" : "skipped", prepared.why);
+      if (prepared.skip === "failed") countDeliveryFailure("notification", "failed");
       report[prepared.skip === "failed" ? "failed" : "skipped"]++;
       continue;
     }
@@ -67,10 +69,12 @@ export async function deliverNotifications(
       report.sent++;
     } else if (attempts > NOTIFY_RETRY_DELAYS_MS.length) {
       await db().notification.updateMany({ where: { id: n.id, status: "pending" }, data: { status: "failed", attempts, lastError: error } });
+      countDeliveryFailure("notification", "failed");
       report.failed++;
     } else {
       const next = new Date(now.getTime() + NOTIFY_RETRY_DELAYS_MS[attempts - 1]);
       await db().notification.updateMany({ where: { id: n.id, status: "pending" }, data: { attempts, lastError: error, nextAttemptAt: next } });
+      countDeliveryFailure("notification", "retry");
       report.retried++;
     }
   }

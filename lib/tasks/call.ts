@@ -11,6 +11,7 @@ import { currentPolicy } from "../policy/store";
 import { historyCallOf, recordExecuted, settleRecord, windowsApply, withHistory } from "../policy/history";
 import { subjectOf } from "../auth/agents";
 import { getTool, toolVersion } from "../tools/catalog";
+import { countCall } from "../metrics";
 import { ToolBusyError, ToolError, ToolOutcomeUnknownError } from "../tools/types";
 import type { SubmissionInput } from "../approvals/backend";
 import { argumentsProblem, describeIssues } from "../tools/check-arguments";
@@ -78,7 +79,10 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   // The current policy, and with it (same statement) the current tool catalog.
   const policy = opts.policy ?? (await currentPolicy());
   const tool = getTool(name);
-  if (!tool) throw new UnknownToolError(name);
+  if (!tool) {
+    countCall(null, "deny");
+    throw new UnknownToolError(name);
+  }
   if (tool.held) return refused(tool.held);
   const problem = argumentsProblem(rawArgs ?? {});
   if (problem) return refused(`Invalid arguments for ${tool.name}: ${problem}. The tool did not run.`);
@@ -105,6 +109,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
     const d = evaluate({ subject, action: { name: tool.name }, resource, context: { args, history } }, policy, now);
     return { result: d, record: d.decision === "allow" ? (counted ? "reserved" : null) : submits(d) ? "pending" : null };
   });
+  countCall(tool.name, decision.decision);
 
   if (decision.decision === "deny") {
     if (decision.evaluationError) {

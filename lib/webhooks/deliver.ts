@@ -6,6 +6,7 @@
 import { Webhook } from "standardwebhooks";
 import { SealedRecordError } from "../crypto/seal";
 import { db } from "../db/client";
+import { countDeliveryFailure } from "../metrics";
 
 /** Delay before attempt n+1 (after n failures); after the last entry the delivery is marked failed. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000];
@@ -36,6 +37,7 @@ export async function deliverDue(now: Date, opts: { limit?: number; fetch?: type
     } catch (e) {
       if (!(e instanceof SealedRecordError)) throw e;
       await db().webhookDelivery.updateMany({ where: { id: d.id }, data: { status: "failed", lastError: "stored payload failed its integrity check" } });
+      countDeliveryFailure("webhook", "failed");
       report.failed++;
       continue;
     }
@@ -69,10 +71,12 @@ export async function deliverDue(now: Date, opts: { limit?: number; fetch?: type
       report.delivered++;
     } else if (attempts > RETRY_DELAYS_MS.length) {
       await db().webhookDelivery.update({ where: { id: d.id }, data: { status: "failed", attempts, lastStatus: status, lastError: error } });
+      countDeliveryFailure("webhook", "failed");
       report.failed++;
     } else {
       const next = new Date(now.getTime() + RETRY_DELAYS_MS[attempts - 1]);
       await db().webhookDelivery.update({ where: { id: d.id }, data: { attempts, lastStatus: status, lastError: error, nextAttemptAt: next } });
+      countDeliveryFailure("webhook", "retry");
       report.retried++;
     }
   }

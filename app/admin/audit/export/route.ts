@@ -1,6 +1,7 @@
 import { ADMIN_ROLES, authorizeRequest } from "@/lib/auth/session";
 import { exportAudit } from "@/lib/audit/export";
 import { auditFilterFrom } from "@/lib/audit/filter-params";
+import { withRequestId } from "@/lib/request-context";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -9,7 +10,7 @@ export const dynamic = "force-dynamic";
  * The audit trail as a download, streamed page by page: `?format=csv` or `?format=jsonl`, with the audit page's
  * filters. Admins only; a cross-site request is refused (the trail is private).
  */
-export async function GET(request: Request) {
+async function handleGET(request: Request) {
   const who = await authorizeRequest(request, ADMIN_ROLES);
   if (!who.ok) return Response.json({ error: who.error }, { status: who.status, headers: { "Cache-Control": "no-store" } });
   const url = new URL(request.url);
@@ -39,3 +40,6 @@ export async function GET(request: Request) {
     },
   });
 }
+
+// Each line logged while the request is handled carries its id (answered in x-request-id).
+export const GET = (request: Request) => withRequestId(request, () => handleGET(request));

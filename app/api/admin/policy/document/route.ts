@@ -2,6 +2,7 @@ import { z } from "zod";
 import { adminJson, jsonAnswer } from "@/lib/web/admin-json";
 import { draftBody } from "@/lib/policy/console-document";
 import { saveDocument } from "@/lib/policy/store";
+import { withRequestId } from "@/lib/request-context";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -12,7 +13,7 @@ const bodySchema = z.object({ policies: z.string().max(2_000_000), settings: z.s
  * Saves the advanced editor's draft as the next policy document version, after strict compilation and its test
  * cases (saveDocument runs both); refused with its problems, nothing saved.
  */
-export async function POST(request: Request) {
+async function handlePOST(request: Request) {
   const req = await adminJson(request, bodySchema, "{ policies, settings }");
   if (!req.ok) return req.response;
   const draft = draftBody(req.body);
@@ -24,3 +25,6 @@ export async function POST(request: Request) {
   }
   return jsonAnswer({ version: saved.version, unchanged: saved.unchanged });
 }
+
+// Each line logged while the request is handled carries its id (answered in x-request-id).
+export const POST = (request: Request) => withRequestId(request, () => handlePOST(request));

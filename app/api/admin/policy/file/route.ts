@@ -2,6 +2,7 @@ import { NextResponse } from "next/server";
 import { z } from "zod";
 import { adminJson, adminOnly, jsonAnswer, NO_STORE } from "@/lib/web/admin-json";
 import { describeDiff, exportPolicyFile, importPolicyFile, previewPolicyFile } from "@/lib/policy/file";
+import { withRequestId } from "@/lib/request-context";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -9,7 +10,7 @@ export const dynamic = "force-dynamic";
 const bodySchema = z.object({ text: z.string().max(4_000_000), confirm: z.boolean().default(false) }).strict();
 
 /** The current policy as one file (policy text, requirements, test cases), as a download. */
-export async function GET(request: Request) {
+async function handleGET(request: Request) {
   const who = await adminOnly(request);
   if (!who.ok) return who.response;
   return new NextResponse(await exportPolicyFile(), {
@@ -21,7 +22,7 @@ export async function GET(request: Request) {
  * { text } -> the diff against the current policy, or the file's problems with line and column (nothing saved);
  * { text, confirm: true } -> imported as new versions in one transaction, or refused with its problems and nothing changed.
  */
-export async function POST(request: Request) {
+async function handlePOST(request: Request) {
   const req = await adminJson(request, bodySchema, "{ text, confirm }");
   if (!req.ok) return req.response;
   if (req.body.confirm) {
@@ -33,3 +34,7 @@ export async function POST(request: Request) {
   if (!preview.ok) return jsonAnswer({ error: "The file has problems.", problems: preview.problems }, 422);
   return jsonAnswer({ diff: describeDiff(preview.diff), unchanged: preview.diff.unchanged });
 }
+
+// Each line logged while the request is handled carries its id (answered in x-request-id).
+export const GET = (request: Request) => withRequestId(request, () => handleGET(request));
+export const POST = (request: Request) => withRequestId(request, () => handlePOST(request));

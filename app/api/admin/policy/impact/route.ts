@@ -2,6 +2,7 @@ import { z } from "zod";
 import { adminJson, jsonAnswer } from "@/lib/web/admin-json";
 import { previewImpact } from "@/lib/policy/impact";
 import { describeFieldErrors, ruleFromFields, type RuleFields } from "@/lib/policy/preview";
+import { withRequestId } from "@/lib/request-context";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -15,7 +16,7 @@ const bodySchema = z.union([
  * Admin preview against reality: what a draft form rule ({ rule: fields }) or a draft policy document
  * ({ document }) would have decided for the calls of the last 30 days and every pending request.
  */
-export async function POST(request: Request) {
+async function handlePOST(request: Request) {
   const req = await adminJson(request, bodySchema, "{ rule } or { document }");
   if (!req.ok) return req.response;
   let draft;
@@ -30,3 +31,6 @@ export async function POST(request: Request) {
   if (!impact.ok) return jsonAnswer({ error: "The draft does not compile.", problems: impact.problems }, 422);
   return jsonAnswer(impact);
 }
+
+// Each line logged while the request is handled carries its id (answered in x-request-id).
+export const POST = (request: Request) => withRequestId(request, () => handlePOST(request));
