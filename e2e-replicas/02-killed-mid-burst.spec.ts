@@ -48,7 +48,8 @@ test("a replica SIGKILLed mid-burst while it holds a claim: nothing lost, nothin
         if (r.status === 200 && result?.resultType === "task") return { taskId: String(result.taskId), agent };
         step(`call ${wave}.${i} answered ${r.status}: ${JSON.stringify(r.message).slice(0, 300)}`);
         return null;
-      } catch {
+      } catch (e) {
+        step(`call ${wave}.${i} got no answer: ${(e as Error).message}`);
         return null; // the replica was killed under this call: the client saw no answer
       }
     };

@@ -119,7 +119,7 @@ let rpcId = 1;
 /** One JSON-RPC request to `${baseUrl}/mcp` as the agent holding `token`. Throws when the replica is unreachable. */
 export async function mcpAt(baseUrl: string, token: string, method: string, params: Record<string, unknown> = {}, caps: object = TASKS): Promise<RpcReply> {
   const { headers, body } = buildRpcRequest(method, params, { token, caps, id: `repl-${rpcId++}`, clientName: "countersign-replicas-test" });
-  const res = await fetch(`${baseUrl}/mcp`, { method: "POST", headers, body, signal: AbortSignal.timeout(60_000) });
+  const res = await fetch(`${baseUrl}/mcp`, { method: "POST", headers, body, signal: AbortSignal.timeout(120_000) });
   const text = await res.text();
   return { status: res.status, message: parseRpcBody(text, res.headers.get("content-type") ?? "") };
 }
