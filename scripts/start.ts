@@ -7,7 +7,7 @@
  *  3. `next build` when the sources are newer than the last build;
  *  4. `next start` on PORT (default 3000), with DATABASE_URL pointing at the database.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -20,6 +20,7 @@ import { describeNotifySettings } from "../lib/notify/settings";
 import { logFailure, logInfo } from "../lib/log";
 import { registerDemoFilesystem } from "../lib/gateway/demo";
 import { reconcileIntents } from "../lib/tasks/reconcile";
+import { keepAliveMs, nextBin, spawnNextStart } from "./next-server";
 import { dataDir } from "./paths";
 
 const port = Number(process.env.PORT ?? 3000);
@@ -110,7 +111,6 @@ try {
 }
 
 const env = { ...process.env, DATABASE_URL: url, AUTH_SECRET: authSecret(), AUTH_TRUST_HOST: "true", PORT: String(port) };
-const nextBin = path.join("node_modules", "next", "dist", "bin", "next");
 if (needsBuild()) {
   log("building the app (next build)...");
   const build = spawnSync(process.execPath, [nextBin, "build"], { stdio: "inherit", env: { ...env, NEXT_TELEMETRY_DISABLED: "1" } });
@@ -121,18 +121,12 @@ if (needsBuild()) {
 }
 
 log(`serving on http://localhost:${port} (MCP endpoint: http://localhost:${port}/mcp)`);
-// Idle keep-alive connections stay open longer than the clients and proxies in front keep theirs (Node closes them
-// after 5 s): a client that reuses a connection just as the server closes it gets a reset, not an answer.
-const keepAliveMs = Number(process.env.COUNTERSIGN_KEEP_ALIVE_MS ?? 65_000);
-if (!Number.isInteger(keepAliveMs) || keepAliveMs < 1000) {
+if (keepAliveMs() === null) {
   console.error("[start] COUNTERSIGN_KEEP_ALIVE_MS must be a whole number of milliseconds, at least 1000");
   await stopDb();
   process.exit(1);
 }
-const server = spawn(process.execPath, [nextBin, "start", "-p", String(port), "--keepAliveTimeout", String(keepAliveMs)], {
-  stdio: "inherit",
-  env: { ...env, NEXT_TELEMETRY_DISABLED: "1" },
-});
+const server = spawnNextStart(port, env);
 let stopping = false;
 const shutdown = (signal: NodeJS.Signals) => {
   if (stopping) return;

@@ -48,6 +48,17 @@ else
   status=1
 fi
 
+# ---- many replicas on one PostgreSQL (e2e-replicas/; needs TEST_DATABASE_URL) ---------------------------------
+# Three `next start` servers from the build above on a fresh cs_repl_* database on that server, a fourth killed
+# mid-burst; the suite's global setup creates the database and its teardown stops the servers and drops it.
+if [ -n "${TEST_DATABASE_URL:-}" ]; then
+  echo "[test] many replicas on one PostgreSQL (playwright.replicas.config.ts)"
+  stop_scratch_server
+  scratch_pid=""
+  PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright-replicas.json" REPLICAS_LOG_DIR="$out/replicas" \
+    npx playwright test -c playwright.replicas.config.ts --reporter=list,json || status=1
+fi
+
 # ---- MCP conformance (lib/mcp; see docs/conformance.md) ---------------------------------------------------------
 # Its own conformance-mode server (scratch database, port 3227/3228, reusing the build above): the black-box
 # scenarios of tests/conformance, then the official suite pinned in conformance/runner. Reports land in $out.

@@ -155,7 +155,7 @@ async function execute(t: Task, now: Date, approval: ClaimApproval | undefined):
     // approvals that still count (and opens a new request if they no longer suffice).
     return;
   }
-  faultPoint("after-claim");
+  await faultPoint("after-claim");
   const tool = getTool(t.tool)!;
   let outcome;
   try {

@@ -17,8 +17,16 @@ import { config } from "../config";
 import { countClaimLost } from "../metrics";
 import { settleRecord } from "../policy/history";
 
-/** Identifies this process in claim tokens (for the audit trail and for debugging). */
-const BOOT = randomUUID().slice(0, 8);
+/**
+ * Identifies this process in claim tokens and in the audit trail's claim events: COUNTERSIGN_INSTANCE (a replica's
+ * name: letters, digits, '-' and '_', up to 40) when set, then a random part, so two processes never share one.
+ */
+export function instanceTag(name = process.env.COUNTERSIGN_INSTANCE): string {
+  const random = randomUUID().slice(0, 8);
+  return name && /^[A-Za-z0-9_-]{1,40}$/.test(name) ? `${name}.${random}` : random;
+}
+
+const BOOT = instanceTag();
 
 /** The instant of the claim, in SQL: the later of `now` and the database's clock at the moment it is evaluated. */
 export function claimInstant(now: Date): Prisma.Sql {
@@ -72,7 +80,7 @@ export async function claim(taskId: string, generation: number, now: Date, appro
     if (n !== 1) return null;
     // From here on the tool may run: the call counts as executed in policy history, whatever its outcome.
     await settleRecord({ taskId }, "executed", now, tx);
-    await appendAudit(tx, { type: "execution.claimed", actor: "system", taskId, data: { generation, executionDeadline: deadline.toISOString() }, at: now });
+    await appendAudit(tx, { type: "execution.claimed", actor: "system", taskId, data: { generation, executionDeadline: deadline.toISOString(), instance: BOOT }, at: now });
     return token;
   });
   if (!won) countClaimLost();
