@@ -10,12 +10,17 @@ export function isEligibleReviewer(
   return user.active && user.role === "reviewer" && user.groups.includes(approverGroup) && user.id !== requesterUserId;
 }
 
+/** isEligibleReviewer as SQL, over a user aliased `u` in the enclosing statement. */
+function eligibleUser(approverGroup: Prisma.Sql, requesterUserId: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`u.active AND u.role = 'reviewer' AND ${approverGroup} = ANY(u.groups) AND u.id <> ${requesterUserId}`;
+}
+
 /**
- * The number of eligible reviewers of the approval request aliased `r` in the enclosing statement, as SQL: the
- * same rule as isEligibleReviewer, so a request's status reads it in the statement that reads the request.
+ * The number of eligible reviewers of the approval request aliased `r` in the enclosing statement, as SQL, so a
+ * request's status reads it in the statement that reads the request.
  */
 export const ELIGIBLE_REVIEWERS_OF_REQUEST = Prisma.sql`(SELECT count(*)::int FROM "User" u
-  WHERE u.active AND u.role = 'reviewer' AND r."approverGroup" = ANY(u.groups) AND u.id <> r."requesterUserId")`;
+  WHERE ${eligibleUser(Prisma.raw(`r."approverGroup"`), Prisma.raw(`r."requesterUserId"`))})`;
 
 export async function eligibleReviewerCount(approverGroup: string, requesterUserId: string): Promise<number> {
   return db().user.count({
@@ -23,8 +28,12 @@ export async function eligibleReviewerCount(approverGroup: string, requesterUser
   });
 }
 
-/** Distinct approvers of a request who are still eligible now (never the requester, whatever their groups). */
+/** Distinct approvers of a request who are still eligible now (never the requester, whatever their groups), in one statement. */
 export async function eligibleApproverIds(requestId: string, approverGroup: string, requesterUserId: string, client: Tx = db()): Promise<string[]> {
-  const approvals = await client.review.findMany({ where: { requestId, decision: "approve" }, include: { reviewer: true } });
-  return [...new Set(approvals.filter((r) => isEligibleReviewer(r.reviewer, approverGroup, requesterUserId)).map((r) => r.reviewerId))];
+  // One review per reviewer and request (unique), so each approver appears once, in the order they approved.
+  const rows = await client.$queryRaw<{ id: string }[]>`
+    SELECT u.id FROM "Review" v JOIN "User" u ON u.id = v."reviewerId"
+    WHERE v."requestId" = ${requestId} AND v.decision = 'approve' AND ${eligibleUser(Prisma.sql`${approverGroup}`, Prisma.sql`${requesterUserId}`)}
+    ORDER BY v."createdAt", v.id`;
+  return rows.map((r) => r.id);
 }
