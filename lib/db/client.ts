@@ -33,6 +33,9 @@ export function createDb(url = databaseUrl(), max = poolMax()): PrismaClient {
 function build(url: string, max: number): { client: PrismaClient; pool: pg.Pool } {
   // The pool is made here (not inside the adapter) so that /metrics can read its counts; disconnecting ends it.
   const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 5_000 });
+  // A connection the server ends while it is checked out between statements (a terminated backend) emits 'error'
+  // with no pool listener attached: without this one that would be an uncaught exception that ends the process.
+  pool.on("connect", (client) => client.on("error", (err) => logFailure("database connection", err)));
   // A connection that fails while idle in the pool (the server restarted, a backend was terminated, the network
   // dropped) is discarded by the pool and replaced on next use; it is logged here and never thrown, so it cannot
   // take the process down. A query on a dead connection fails that query only.
