@@ -37,3 +37,15 @@ export async function eligibleApproverIds(requestId: string, approverGroup: stri
     ORDER BY v."createdAt", v.id`;
   return rows.map((r) => r.id);
 }
+
+/**
+ * Of `approverIds`, those still eligible now, with their user rows locked FOR SHARE until the enclosing transaction
+ * ends: a concurrent deactivation or group change waits for it (the claim reads this inside its transaction).
+ */
+export async function lockEligibleApprovers(tx: Tx, approverIds: string[], approverGroup: string, requesterUserId: string): Promise<string[]> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    SELECT u.id FROM "User" u
+    WHERE u.id = ANY(${approverIds}) AND ${eligibleUser(Prisma.sql`${approverGroup}`, Prisma.sql`${requesterUserId}`)}
+    FOR SHARE`;
+  return rows.map((r) => r.id);
+}

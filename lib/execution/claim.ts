@@ -13,6 +13,7 @@
 import { randomUUID } from "node:crypto";
 import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
+import { lockEligibleApprovers } from "../approvals/eligibility";
 import { config } from "../config";
 import { countClaimLost } from "../metrics";
 import { settleRecord } from "../policy/history";
@@ -53,11 +54,7 @@ export async function claim(taskId: string, generation: number, now: Date, appro
   const retain = new Date(deadline.getTime() + config.resultRetentionMs);
   const won = await db().$transaction(async (tx) => {
     if (approval) {
-      const eligible = await tx.$queryRaw<{ id: string }[]>`
-        SELECT id FROM "User"
-        WHERE id = ANY(${approval.approverIds}) AND id <> ${approval.requesterUserId}
-          AND active AND role = 'reviewer' AND ${approval.approverGroup} = ANY(groups)
-        FOR SHARE`;
+      const eligible = await lockEligibleApprovers(tx, approval.approverIds, approval.approverGroup, approval.requesterUserId);
       if (eligible.length < approval.approvalsRequired) return null;
     }
     const n = await tx.$executeRaw`

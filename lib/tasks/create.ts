@@ -193,25 +193,9 @@ async function createInOneTransaction(input: CreateInput, p: Prepared, backend: 
   let created: { task: Task } | { joins: string };
   try {
     created = await db().$transaction(async (tx) => {
-      const load = await lockCallerLoad(tx, input.principal.agentId, p.dedupKey, now);
-      if (load.joins) return { joins: load.joins };
-      enforceCallerLimits(load);
-      await tx.dedupSlot.create({ data: { dedupKey: p.dedupKey, taskId: p.taskId, createdAt: now }, select: { dedupKey: true } });
-      const submitted = await backend.submitWithin!(tx, p.key, p.body, now);
-      await tx.submissionIntent.create({
-        data: {
-          idempotencyKey: p.key,
-          taskId: p.taskId,
-          agentId: input.principal.agentId,
-          generation: 1,
-          body: p.body as unknown as Prisma.InputJsonValue,
-          requester: p.requester as unknown as Prisma.InputJsonValue,
-          state: "bound",
-          handle: submitted.handle,
-          createdAt: now,
-        },
-        select: { id: true },
-      });
+      const opened = await openSubmission(tx, input, p, now, () => backend.submitWithin!(tx, p.key, p.body, now));
+      if ("joins" in opened) return opened;
+      const submitted = opened.submitted!;
       const task = await createTaskRow(tx, { taskId: p.taskId, generation: 1, args: p.body.arguments, ctx: p.requester, createdAt: now }, submitted, now);
       await recordWithTask(tx, input, recordId, p.taskId, now);
       faultPoint("in-creation-transaction");
@@ -228,26 +212,46 @@ async function createInOneTransaction(input: CreateInput, p: Prepared, backend: 
   return toView(created.task);
 }
 
+/**
+ * Under the agent's lock: an open identical task to join, or the limits enforced and the dedup slot and the intent
+ * written. With `submitWithin` (a backend in this database) the request is submitted in the same transaction and
+ * the intent is written already bound to its handle; without, the intent stays open until `bindTask`.
+ */
+async function openSubmission(
+  tx: Tx,
+  input: CreateInput,
+  p: Prepared,
+  now: Date,
+  submitWithin?: () => Promise<Submitted>,
+): Promise<{ joins: string } | { submitted: Submitted | null }> {
+  const load = await lockCallerLoad(tx, input.principal.agentId, p.dedupKey, now);
+  if (load.joins) return { joins: load.joins };
+  enforceCallerLimits(load);
+  await tx.dedupSlot.create({ data: { dedupKey: p.dedupKey, taskId: p.taskId, createdAt: now }, select: { dedupKey: true } });
+  const submitted = submitWithin ? await submitWithin() : null;
+  await tx.submissionIntent.create({
+    data: {
+      idempotencyKey: p.key,
+      taskId: p.taskId,
+      agentId: input.principal.agentId,
+      generation: 1,
+      body: p.body as unknown as Prisma.InputJsonValue,
+      requester: p.requester as unknown as Prisma.InputJsonValue,
+      ...(submitted ? { state: "bound" as const, handle: submitted.handle } : {}),
+      createdAt: now,
+    },
+    select: { id: true },
+  });
+  return { submitted };
+}
+
 /** Steps 1 and 2: an open identical task to join, or the recorded intent (with the history record linked). */
 async function recordIntent(input: CreateInput, p: Prepared, recordId: string | null, now: Date): Promise<Opened> {
-  const { dedupKey, taskId, key, body, requester } = p;
+  const { dedupKey, taskId, key, body } = p;
   try {
     const joins = await db().$transaction(async (tx) => {
-      const load = await lockCallerLoad(tx, input.principal.agentId, dedupKey, now);
-      if (load.joins) return load.joins;
-      enforceCallerLimits(load);
-      await tx.dedupSlot.create({ data: { dedupKey, taskId, createdAt: now } });
-      await tx.submissionIntent.create({
-        data: {
-          idempotencyKey: key,
-          taskId,
-          agentId: input.principal.agentId,
-          generation: 1,
-          body: body as unknown as Prisma.InputJsonValue,
-          requester: requester as unknown as Prisma.InputJsonValue,
-          createdAt: now,
-        },
-      });
+      const opened = await openSubmission(tx, input, p, now);
+      if ("joins" in opened) return opened.joins;
       await recordWithTask(tx, input, recordId, taskId, now);
       return null;
     });
