@@ -41,6 +41,9 @@ test("an agent's write into protected/ waits for an SRE, then the upstream write
   await expect(page.getByTestId("canonical-json")).toHaveText(JSON.stringify({ content, path: file }));
   await expect(page.getByTestId("arguments-digest")).toHaveText(/^sha256:[0-9a-f]{64}$/);
   await expect(page.getByText("Writes under protected/ need an SRE approval.")).toBeVisible();
+  // What the upstream tool says it does, in its own words as discovered, beside what it is asked to do.
+  await expect(page.getByTestId("tool-description")).toContainText("Create a new file or completely overwrite an existing file with new content.");
+  await expect(page.getByTestId("tool-standing")).toHaveCount(0);
   await page.screenshot({ path: testInfo.outputPath("gateway-request.png"), fullPage: true });
 
   await page.getByRole("button", { name: "Approve" }).click();

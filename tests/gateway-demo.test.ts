@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeUpstreams } from "../lib/gateway/connections";
 import { registerDemoFilesystem } from "../lib/gateway/demo";
 import { call, OPS_BOT, textOf } from "../lib/mcp/testing";
-import { resetDb } from "./support/db";
+import { db } from "../lib/db/client";
+import { requestFor } from "../lib/inbox/queries";
+import { requestIdOf, resetDb } from "./support/db";
 
 let folder: string;
 
@@ -30,5 +32,24 @@ describe("the gateway demo", () => {
     const gated = await call("filesystem__write_file", { path: "protected/release-notes.txt", content: "Release 2.0\n" }, { token: OPS_BOT });
     expect(gated.body.result).toMatchObject({ resultType: "task", status: "working" });
     expect(await fs.readFile(path.join(folder, "protected", "release-notes.txt"), "utf8")).toBe("Release 1.0\n");
+
+    // The reviewer reads the tool's own description as it was when the call was made, beside the arguments.
+    const requestId = await requestIdOf(gated.body.result.taskId);
+    const sasha = await db().user.findUniqueOrThrow({ where: { email: "sasha.sre@countersign.test" } });
+    const viewer = { id: sasha.id, role: sasha.role, groups: sasha.groups };
+    const seen = await requestFor(requestId, viewer, new Date());
+    const upstream = await db().upstreamTool.findFirstOrThrow({ where: { name: "write_file", server: { name: "filesystem" } } });
+    const described = (upstream.accepted as { description: string }).description;
+    expect(described.length).toBeGreaterThan(20);
+    expect(seen?.toolInfo?.description).toContain(described);
+    expect(seen?.toolStanding).toBeNull();
+
+    // Once the tool changed upstream (held for an admin's review), the reviewer is told an approval will not run it.
+    await db().upstreamTool.update({ where: { id: upstream.id }, data: { status: "changed" } });
+    expect((await requestFor(requestId, viewer, new Date()))?.toolStanding).toMatch(/changed upstream .* will not run/);
+    await db().upstreamServer.update({ where: { name: "filesystem" }, data: { enabled: false } });
+    expect((await requestFor(requestId, viewer, new Date()))?.toolStanding).toMatch(/filesystem is disabled/);
+    await db().upstreamTool.delete({ where: { id: upstream.id } });
+    expect((await requestFor(requestId, viewer, new Date()))?.toolStanding).toMatch(/no longer offers write_file/);
   });
 });

@@ -25,7 +25,14 @@ export type SubmissionBody = {
   requirements: Requirements;
   /** Submission input collected before submission (MRTR): untrusted text, shown to reviewers as text only. */
   input?: SubmissionInput;
+  /**
+   * How the tool described itself when the call was made (an upstream server's words: untrusted, shown to
+   * reviewers as text only), so a reviewer reads what the tool claims to do beside what it is asked to do.
+   */
+  toolInfo?: ToolInfo;
 };
+
+export type ToolInfo = { title: string; description: string };
 
 export type SubmissionInput = { justification: string; ticket?: string };
 

@@ -21,3 +21,18 @@ export function splitQualifiedName(name: string): { server: string; tool: string
   const tool = name.slice(i + SEPARATOR.length);
   return SERVER_NAME.test(server) && tool.length > 0 ? { server, tool } : null;
 }
+
+/**
+ * Why an upstream tool, named as agents see it, would not run now (its server disabled or removed, the tool changed
+ * upstream and awaiting an admin's review, or no longer offered), or null when it would, or the name is no upstream
+ * tool's. For reviewers: an approval given now does not run such a tool.
+ */
+export function upstreamStanding(row: { serverEnabled: boolean; status: string } | null, name: string): string | null {
+  const split = splitQualifiedName(name);
+  if (!split) return null;
+  if (!row) return `The upstream server ${split.server} no longer offers ${split.tool}: an approval will not run it.`;
+  if (!row.serverEnabled) return `The upstream server ${split.server} is disabled: an approval will not run the tool until it is enabled.`;
+  if (row.status === "changed") return `This tool changed upstream since it was accepted and awaits an admin's review: an approval will not run it on what was accepted before.`;
+  if (row.status === "removed") return `The upstream server ${split.server} no longer offers ${split.tool}: an approval will not run it.`;
+  return null;
+}

@@ -35,6 +35,7 @@ export const bodySchema = z.object({
     .partial()
     .optional(),
   input: z.object({ justification: z.string().optional(), ticket: z.string().optional() }).partial().optional(),
+  toolInfo: z.object({ title: z.string(), description: z.string() }).optional(),
   redacted: z.string().optional(),
 });
 

@@ -7,6 +7,7 @@
 import { isEligibleReviewer } from "@/lib/approvals/eligibility";
 import { canonicalJson, digest } from "@/lib/canonical";
 import { db } from "@/lib/db/client";
+import { splitQualifiedName, upstreamStanding } from "@/lib/gateway/names";
 import { readBody, summaryOf } from "./body";
 import { confirmationFor, type Confirmation } from "./high-risk";
 import type { Viewer } from "./inbox";
@@ -99,6 +100,10 @@ export type RequestView = {
   questionOpen: boolean;
   /** For a high-risk request: what the reviewer must type to approve. */
   confirmation: Confirmation | null;
+  /** How the tool described itself when the call was made (untrusted text), when recorded. */
+  toolInfo: { title: string; description: string } | null;
+  /** For an upstream tool that would not run now: why (changed upstream, server disabled, no longer offered). */
+  toolStanding: string | null;
 };
 
 export function whyCannotAct(
@@ -148,7 +153,7 @@ export async function requestFor(id: string, viewer: Viewer, now: Date): Promise
   });
   if (!r || !maySee(viewer, r.approverGroup)) return null;
   const body = readBody(r.body);
-  const [task, clarifications, timeline, ruleRow] = await Promise.all([
+  const [task, clarifications, timeline, ruleRow, standing] = await Promise.all([
     db().task.findUnique({
       where: { id: r.taskId },
       select: {
@@ -159,6 +164,7 @@ export async function requestFor(id: string, viewer: Viewer, now: Date): Promise
     db().clarification.findMany({ where: { requestId: r.id }, orderBy: { askedAt: "asc" } }),
     timelineFor(r.taskId),
     body.policy?.ruleId ? db().policyRule.findUnique({ where: { id: body.policy.ruleId } }) : Promise.resolve(null),
+    r.status === "pending" && body.tool && splitQualifiedName(body.tool) ? upstreamToolStanding(body.tool) : Promise.resolve(null),
   ]);
   const askers = await db().user.findMany({ where: { id: { in: [...new Set(clarifications.map((c) => c.askedBy))] } }, select: { id: true, name: true } });
   const current = ruleRow ? await db().policyRule.findFirst({ where: { ruleKey: ruleRow.ruleKey, active: true }, select: { version: true } }) : null;
@@ -273,7 +279,19 @@ export async function requestFor(id: string, viewer: Viewer, now: Date): Promise
     canAsk: cannotAct === null && waitsOnThis && task?.status === "working" && task?.phase === "awaiting_approval",
     questionOpen: waitsOnThis && task?.status === "input_required",
     confirmation: cannotAct === null ? confirmationFor({ tool, arguments: args, approvalsRequired: r.approvalsRequired }) : null,
+    toolInfo: body.toolInfo ?? null,
+    toolStanding: standing,
   };
+}
+
+/** upstreamStanding of the tool named `name` as it stands now, in one statement. */
+async function upstreamToolStanding(name: string): Promise<string | null> {
+  const split = splitQualifiedName(name)!;
+  const row = await db().upstreamTool.findFirst({
+    where: { name: split.tool, server: { name: split.server } },
+    select: { status: true, server: { select: { enabled: true } } },
+  });
+  return upstreamStanding(row && { serverEnabled: row.server.enabled, status: row.status }, name);
 }
 
 /** The request a task currently waits on (or last waited on), if this viewer may see it: for links by task id. */

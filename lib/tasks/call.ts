@@ -195,6 +195,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
       reason: decision.reason,
       requirements: decision.requirements,
       input: opts.input,
+      toolInfo: { title: tool.title, description: tool.description },
       historyRecordId: recordId ?? undefined,
       historyCall: recordWithTask ? historyCall : undefined,
     },

@@ -20,7 +20,7 @@ import { db, Prisma } from "../db/client";
 import type { Task } from "../db/generated/client";
 import { appendAudit, type Tx } from "../audit/append";
 import { approvalBackend } from "../approvals/inbox-backend";
-import type { ApprovalBackend, SubmissionBody, SubmissionInput, Submitted } from "../approvals/backend";
+import type { ApprovalBackend, SubmissionBody, SubmissionInput, Submitted, ToolInfo } from "../approvals/backend";
 import { digest } from "../canonical";
 import { config } from "../config";
 import { faultPoint } from "../faults";
@@ -89,6 +89,8 @@ export type CreateInput = {
   reason: string;
   requirements: Requirements;
   input?: SubmissionInput;
+  /** How the tool described itself at the call (carried to reviewers in the submission body). */
+  toolInfo?: ToolInfo;
   /** The call's pending record in policy history (withHistory), linked to the task this call opens. */
   historyRecordId?: string | null;
   /** Or the call itself, recorded as pending with the task this call opens (withHistory's `recordWithTask`). */
@@ -163,6 +165,7 @@ function prepare(input: CreateInput): Prepared {
     policy: { ruleId: input.rule.id, ruleKey: input.rule.ruleKey, version: input.rule.version, reason: input.reason },
     requirements,
     ...(input.input ? { input: input.input } : {}),
+    ...(input.toolInfo ? { toolInfo: input.toolInfo } : {}),
   };
   const requester: RequesterContext = {
     principal: input.principal,

@@ -76,6 +76,12 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
 
       <OutcomeBanner outcome={req.outcome} testId="request-outcome" />
 
+      {req.toolStanding && (
+        <p role="status" className="rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-950" data-testid="tool-standing">
+          {req.toolStanding}
+        </p>
+      )}
+
       <div className="grid gap-4 lg:grid-cols-[3fr_2fr]">
         {/* On a phone the sections stack as: call, clocks, policy, approvals, decision, questions, timeline, record. */}
         <div className="contents lg:block lg:min-w-0 lg:space-y-4">
@@ -113,6 +119,18 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
                 )}
               </p>
             </div>
+            {req.toolInfo && (
+              <div className="mt-4 rounded-md border border-slate-200 p-3" data-testid="tool-description">
+                <h3 className="text-xs font-semibold tracking-wide text-slate-600 uppercase">What the tool says it does</h3>
+                <p className="mt-1 text-xs text-slate-600">
+                  {req.toolInfo.title !== req.tool ? <>{req.toolInfo.title}: </> : null}
+                  in the tool&apos;s own words when the call was made, not checked by Countersign.
+                </p>
+                <p className="mt-1 text-sm whitespace-pre-wrap text-slate-900 [overflow-wrap:anywhere]">
+                  {req.toolInfo.description}
+                </p>
+              </div>
+            )}
             {req.input && (
               <div className="mt-4 rounded-md border border-slate-200 bg-slate-50 p-3" data-testid="submission-input">
                 <h3 className="text-xs font-semibold tracking-wide text-slate-600 uppercase">The requester&apos;s justification</h3>
