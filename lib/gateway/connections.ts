@@ -88,19 +88,11 @@ function transportOf(c: UpstreamConnection): StdioClientTransport | StreamableHT
   });
 }
 
-async function open(serverId: string): Promise<Conn> {
-  const settings = await connectionOf(serverId).catch((e) => {
-    if (e instanceof UpstreamSecretError) throw new UpstreamUnavailableError(e.message);
-    throw e;
-  });
-  if (!settings) throw new UpstreamUnavailableError("The upstream server is not registered or is disabled.");
+/** A new client connected to the server `settings` describe, within the connect timeout; `prepare` runs before connecting. */
+async function connectTo(settings: UpstreamConnection, prepare?: (client: Client) => void): Promise<{ client: Client; transport: StdioClientTransport | StreamableHTTPClientTransport }> {
   const transport = transportOf(settings);
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: "auto" } } as never);
-  const conn: Conn = { client, transport, name: settings.name, stdio: settings.transport === "stdio", pid: null, closing: false };
-  // An upstream that says its tool list changed is rediscovered at once: a changed tool is held before it is called.
-  client.setNotificationHandler("notifications/tools/list_changed", () => {
-    void import("./rediscover").then((m) => m.rediscoverNow(settings.name)).catch((e) => logFailure("rediscovery on list_changed", e));
-  });
+  prepare?.(client);
   if (transport instanceof StdioClientTransport) {
     // The child's diagnostics are not forwarded (they can quote arguments); drain them so it never blocks.
     transport.stderr?.on("data", () => {});
@@ -115,6 +107,22 @@ async function open(serverId: string): Promise<Conn> {
     await client.close().catch(() => {});
     throw e;
   }
+  return { client, transport };
+}
+
+async function open(serverId: string): Promise<Conn> {
+  const settings = await connectionOf(serverId).catch((e) => {
+    if (e instanceof UpstreamSecretError) throw new UpstreamUnavailableError(e.message);
+    throw e;
+  });
+  if (!settings) throw new UpstreamUnavailableError("The upstream server is not registered or is disabled.");
+  const { client, transport } = await connectTo(settings, (c) => {
+    // An upstream that says its tool list changed is rediscovered at once: a changed tool is held before it is called.
+    c.setNotificationHandler("notifications/tools/list_changed", () => {
+      void import("./rediscover").then((m) => m.rediscoverNow(settings.name)).catch((e) => logFailure("rediscovery on list_changed", e));
+    });
+  });
+  const conn: Conn = { client, transport, name: settings.name, stdio: settings.transport === "stdio", pid: null, closing: false };
   if (transport instanceof StdioClientTransport && transport.pid) {
     conn.pid = transport.pid;
     children.add(transport.pid);
@@ -216,16 +224,32 @@ function neverSent(e: unknown): boolean {
 
 /** Lists every tool of a server (all pages). */
 export async function listUpstreamTools(serverId: string): Promise<Tool[]> {
-  const conn = await connection(serverId);
+  return listAll((await connection(serverId)).client);
+}
+
+async function listAll(client: Client): Promise<Tool[]> {
   const tools: Tool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
-    const r = await conn.client.listTools(cursor ? { cursor } : undefined, { timeout: CALL_TIMEOUT_MS });
+    const r = await client.listTools(cursor ? { cursor } : undefined, { timeout: CALL_TIMEOUT_MS });
     tools.push(...r.tools);
     cursor = r.nextCursor;
     if (!cursor) break;
   }
   return tools;
+}
+
+/**
+ * The tools of a server that is not registered (one a policy file is about to register), through a connection of
+ * its own that is closed at once (a stdio server is started and stopped again). Nothing is recorded.
+ */
+export async function probeUpstreamTools(settings: UpstreamConnection): Promise<Tool[]> {
+  const { client } = await connectTo(settings);
+  try {
+    return await listAll(client);
+  } finally {
+    await client.close().catch(() => {});
+  }
 }
 
 /**

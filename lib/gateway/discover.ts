@@ -12,7 +12,8 @@ import type { Tool } from "@modelcontextprotocol/client";
 import { appendAudit, type Tx } from "../audit/append";
 import { db, Prisma } from "../db/client";
 import { listUpstreamTools } from "./connections";
-import { snapshotDigest, type ToolSnapshot } from "./source";
+import { snapshotDigest, upstreamToolDef, type ToolSnapshot } from "./source";
+import type { ToolDef } from "../tools/types";
 import { summaryTemplateProblem } from "./summary";
 
 export function snapshotOf(tool: Tool): ToolSnapshot {
@@ -22,6 +23,16 @@ export function snapshotOf(tool: Tool): ToolSnapshot {
     inputSchema: (tool.inputSchema ?? { type: "object" }) as Record<string, unknown>,
     annotations: (tool.annotations ?? {}) as Record<string, unknown>,
   };
+}
+
+/** The tools a server lists as the catalog would offer them, before the server is registered (nothing recorded). */
+export function unregisteredToolDefs(server: { name: string; pathArgs: string[]; root: string | null }, listed: Tool[]): ToolDef[] {
+  const row = { id: `unregistered:${server.name}`, name: server.name, enabled: true, pathArgs: server.pathArgs, root: server.root };
+  return listed.flatMap((t) => {
+    const snapshot = snapshotOf(t);
+    const def = upstreamToolDef(row, { name: t.name, accepted: snapshot, acceptedDigest: snapshotDigest(snapshot), status: "active", summaryTemplate: null });
+    return def ? [def] : [];
+  });
 }
 
 export type DiscoveryReport = { added: string[]; changed: string[]; removed: string[]; unchanged: string[] };

@@ -244,6 +244,37 @@ export async function connectionOf(id: string): Promise<UpstreamConnection | nul
   };
 }
 
+/**
+ * The connection settings of a server that is not registered yet (one a policy file registers), its secrets'
+ * `${env:NAME}` references resolved from the environment: for listing its tools before it is registered.
+ * Throws UpstreamInputError for settings the console would refuse, UpstreamSecretError for a secret not at hand.
+ */
+export function connectionOfInput(input: unknown, env: NodeJS.ProcessEnv = process.env): UpstreamConnection {
+  const parsed = UpstreamInput.safeParse(input);
+  if (!parsed.success) throw new UpstreamInputError(problems(parsed.error));
+  const v = parsed.data;
+  const secret = (value: string) => {
+    if (value === STORED_VALUE) throw new UpstreamSecretError(`${v.name}: ${STORED_VALUE} refers to a value stored for a registered server; this one is not registered yet.`);
+    return resolveSecret(value, env);
+  };
+  const headers: Record<string, string> = {};
+  if (v.transport === "streamable-http" && v.credentials) {
+    const c = v.credentials;
+    if ("bearer" in c) headers.Authorization = `Bearer ${secret(c.bearer)}`;
+    else headers[c.header] = secret(c.value);
+  }
+  return {
+    id: `unregistered:${v.name}`,
+    name: v.name,
+    transport: v.transport,
+    url: v.transport === "streamable-http" ? v.url : null,
+    headers,
+    command: v.transport === "stdio" ? v.command : null,
+    args: v.transport === "stdio" ? v.args : [],
+    env: v.transport === "stdio" ? Object.fromEntries(Object.entries(v.env).map(([k, val]) => [k, secret(val)])) : {},
+  };
+}
+
 /** Every upstream tool's stored snapshots (accepted, and the changed one awaiting review), for the console. */
 export async function upstreamToolRows() {
   return db().upstreamTool.findMany({ orderBy: { name: "asc" } });

@@ -11,8 +11,10 @@
  */
 import { z } from "zod";
 import type { Tx } from "../audit/append";
-import { ENV_REFERENCE, STORED_VALUE, saveUpstreamIn, storedSecrets, type UpstreamCredentials } from "../gateway/servers";
-import { setSummaryTemplateIn } from "../gateway/discover";
+import { ENV_REFERENCE, STORED_VALUE, connectionOfInput, saveUpstreamIn, storedSecrets, type UpstreamCredentials } from "../gateway/servers";
+import { probeUpstreamTools } from "../gateway/connections";
+import { setSummaryTemplate, setSummaryTemplateIn, snapshotOf, unregisteredToolDefs } from "../gateway/discover";
+import type { ToolDef } from "../tools/types";
 import type { ToolSnapshot } from "../gateway/source";
 import { summaryTemplateProblem } from "../gateway/summary";
 import { digest } from "../canonical";
@@ -166,18 +168,19 @@ export function diffServers(current: ServerSpec[], incoming: ServerSpec[]): Serv
 }
 
 /**
- * The summaries' problems against the tools discovered so far (a summary needs its tool's accepted input schema
- * to check its placeholders). `where` names the place in the file of servers[i].summaries[tool].
+ * The summaries' problems against the tools discovered so far and those `listed` by servers not registered yet (a
+ * summary needs its tool's input schema to check its placeholders). `where` names servers[i].summaries[tool].
  */
-export async function summaryProblems(specs: ServerSpec[]): Promise<{ server: number; tool: string; message: string }[]> {
+export async function summaryProblems(specs: ServerSpec[], listed: ListedTool[] = []): Promise<{ server: number; tool: string; message: string }[]> {
   const out: { server: number; tool: string; message: string }[] = [];
   if (!specs.some((s) => Object.keys(s.summaries).length)) return out;
-  const tools = await db().upstreamTool.findMany({ select: { name: true, accepted: true, server: { select: { name: true } } } });
+  const stored = await db().upstreamTool.findMany({ select: { name: true, accepted: true, server: { select: { name: true } } } });
+  const tools = [...stored, ...listed.map((t) => ({ name: t.tool, accepted: t.snapshot as unknown, server: { name: t.server } }))];
   specs.forEach((s, i) => {
     for (const [tool, template] of Object.entries(s.summaries)) {
       const row = tools.find((t) => t.server.name === s.name && t.name === tool);
       if (!row) {
-        out.push({ server: i, tool, message: `${s.name} has no tool ${tool} discovered yet: import the server first, then its summaries (or set them in the console)` });
+        out.push({ server: i, tool, message: `${s.name} has no tool ${tool}` });
         continue;
       }
       const problem = summaryTemplateProblem(template, row.accepted as ToolSnapshot);
@@ -200,4 +203,50 @@ export async function applyServers(tx: Tx, incoming: ServerSpec[], diff: Servers
     }
   }
   return touched;
+}
+
+/** A tool a server not registered yet lists, as its snapshot would be recorded. */
+export type ListedTool = { server: string; tool: string; snapshot: ToolSnapshot };
+
+export type NewServerTools = {
+  /** The tools as the catalog will offer them once the server is registered and discovered. */
+  defs: ToolDef[];
+  listed: ListedTool[];
+  /** Servers whose tools could not be listed (not reachable, a secret not at hand): servers[i] and why. */
+  unlisted: { server: number; message: string }[];
+};
+
+/**
+ * The tools of the file's enabled servers that are not registered yet (`registered` names those that are), listed
+ * from the servers themselves through connections of their own that are closed at once (a stdio server is started
+ * and stopped again; nothing is recorded). So the import that registers a server checks the policies, test cases
+ * and summaries that name its tools, rather than refusing them until the server's tools are discovered.
+ */
+export async function toolsOfNewServers(specs: ServerSpec[], registered: ReadonlySet<string>): Promise<NewServerTools> {
+  const out: NewServerTools = { defs: [], listed: [], unlisted: [] };
+  for (const [i, spec] of specs.entries()) {
+    if (registered.has(spec.name) || !spec.enabled) continue;
+    try {
+      const tools = await probeUpstreamTools(connectionOfInput(upstreamInputOf(spec)));
+      out.defs.push(...unregisteredToolDefs({ name: spec.name, pathArgs: spec.pathArgs, root: spec.root ?? null }, tools));
+      out.listed.push(...tools.map((t) => ({ server: spec.name, tool: t.name, snapshot: snapshotOf(t) })));
+    } catch (e) {
+      const why = e instanceof Error && e.constructor.name !== "Error" ? e.message : "the server could not be reached";
+      out.unlisted.push({ server: i, message: `${spec.name}: its tools could not be listed (${why}), so nothing in this file may name them yet` });
+    }
+  }
+  return out;
+}
+
+/**
+ * After a new server's first discovery: the summaries the file gives its tools, set as `applyServers` sets those
+ * of tools already discovered (each change audited).
+ */
+export async function applySummariesOfDiscovered(spec: ServerSpec, actor: string, now: Date): Promise<void> {
+  if (Object.keys(spec.summaries).length === 0) return;
+  const tools = await db().upstreamTool.findMany({ where: { server: { name: spec.name } }, select: { name: true, summaryTemplate: true } });
+  for (const t of tools) {
+    const wanted = spec.summaries[t.name] ?? null;
+    if (wanted !== t.summaryTemplate) await setSummaryTemplate(spec.name, t.name, wanted, actor, now);
+  }
 }

@@ -17,7 +17,7 @@ import { z } from "zod";
 import { appendAudit } from "../audit/append";
 import { digest } from "../canonical";
 import { db } from "../db/client";
-import { policyTools, syncCatalog } from "../tools/catalog";
+import { policyToolOf, policyTools, syncCatalog } from "../tools/catalog";
 import { splitPolicies, policyJson } from "./cedar";
 import { compilePolicy } from "./compile";
 import { formatDuration, parseDuration, PolicyDocument, type PostureSpec } from "./document";
@@ -29,8 +29,23 @@ import { currentDocument, currentRules } from "./store";
 import { UpstreamInput, UpstreamInputError } from "../gateway/servers";
 import { discoverServer } from "../gateway/discover";
 import { dropUpstream } from "../gateway/connections";
-import { applyServers, currentServerSpecs, diffServers, FileServer, serverOut, serverSpecsOf, summaryProblems, upstreamInputOf, type ServerSpec, type ServersDiff } from "./file-servers";
-import { failuresOf, oneLine, runPolicyTests, type TestOutcome } from "./test-cases";
+import {
+  applyServers,
+  applySummariesOfDiscovered,
+  currentServerSpecs,
+  diffServers,
+  FileServer,
+  serverOut,
+  serverSpecsOf,
+  summaryProblems,
+  toolsOfNewServers,
+  upstreamInputOf,
+  type NewServerTools,
+  type ServerSpec,
+  type ServersDiff,
+} from "./file-servers";
+import { failuresOf, oneLine, runPolicyTests, type RunOptions, type TestOutcome } from "./test-cases";
+import type { ToolDef } from "../tools/types";
 
 export const FORMAT = "countersign.policy/v1";
 
@@ -449,10 +464,10 @@ export function compilePolicyFile(file: PolicyFile, tools: PolicyTool[]): { ok: 
 }
 
 /** Strict compilation and then every test case; ok only when it compiles and all cases pass. */
-export async function checkPolicyFile(file: PolicyFile, tools: PolicyTool[], opts: { mapResource?: boolean } = {}): Promise<CheckResult> {
+export async function checkPolicyFile(file: PolicyFile, tools: PolicyTool[], opts: RunOptions = {}): Promise<CheckResult> {
   const compiled = compilePolicyFile(file, tools);
   if (!compiled.ok) return { ok: false, problems: compiled.problems, outcomes: [] };
-  const outcomes = await runPolicyTests(compiled.policy, file.document.tests, { mapResource: opts.mapResource });
+  const outcomes = await runPolicyTests(compiled.policy, file.document.tests, opts);
   const failures = failuresOf(outcomes);
   if (failures.length > 0) return { ok: false, problems: failures.map((f) => at(f, file.locate.test(f.index))), outcomes };
   return { ok: true, policy: compiled.policy, outcomes };
@@ -603,11 +618,9 @@ export async function importPolicyFile(text: string, actorUserId: string, now: D
   const parsed = parsePolicyFile(text);
   if (!parsed.ok) return parsed;
   const { file } = parsed;
-  await syncCatalog();
-  const checked = await checkPolicyFile(file, policyTools(), { mapResource: true });
-  if (!checked.ok) return { ok: false, problems: checked.problems };
-  const serverProblems = await serverSummaryProblems(file);
-  if (serverProblems.length > 0) return { ok: false, problems: serverProblems };
+  const catalog = await catalogOf(file);
+  const checked = await checkAgainst(file, catalog);
+  if (!checked.ok) return checked;
   const incoming: PolicyContent = { rules: file.rules, document: file.document, servers: file.servers };
 
   const result: ImportResult = await db().$transaction(async (tx): Promise<ImportResult> => {
@@ -670,20 +683,42 @@ export async function importPolicyFile(text: string, actorUserId: string, now: D
     throw e;
   });
   if (!result.ok || result.unchanged) return result;
-  return { ...result, discovery: await rediscoverImported(result.diff.servers, now) };
+  return { ...result, discovery: await rediscoverImported(result.diff.servers, file.servers ?? [], `user:${actorUserId}`, now) };
 }
 
-/** Summaries name tools and arguments the database knows: each problem at its place in the file. */
-async function serverSummaryProblems(file: PolicyFile): Promise<FileProblem[]> {
-  if (!file.servers) return [];
-  return (await summaryProblems(file.servers)).map((p) => at({ message: `servers[${p.server}].summaries.${p.tool}: ${p.message}` }, file.locate.at(["servers", p.server, "summaries", p.tool])));
+type FileCatalog = { tools: PolicyTool[]; defs: Map<string, ToolDef>; news: NewServerTools | null };
+
+/**
+ * What a file is checked against: today's catalog, and the tools of the servers the file registers (listed from
+ * the servers themselves), so one import registers a server and the policies on its tools.
+ */
+async function catalogOf(file: PolicyFile): Promise<FileCatalog> {
+  await syncCatalog();
+  if (!file.servers?.length) return { tools: policyTools(), defs: new Map(), news: null };
+  const registered = new Set((await db().upstreamServer.findMany({ select: { name: true } })).map((s) => s.name));
+  const news = await toolsOfNewServers(file.servers, registered);
+  const defs = new Map(news.defs.map((d) => [d.name, d]));
+  return { tools: [...policyTools().filter((t) => !defs.has(t.name)), ...news.defs.map(policyToolOf)], defs, news };
+}
+
+/** The file compiled strictly, its test cases run and its summaries checked against `catalog`; every problem at its place. */
+async function checkAgainst(file: PolicyFile, catalog: FileCatalog): Promise<{ ok: true } | { ok: false; problems: FileProblem[] }> {
+  const checked = await checkPolicyFile(file, catalog.tools, { mapResource: true, tools: catalog.defs });
+  // A server whose tools could not be listed explains a policy or case naming them: said beside the problems.
+  const unlisted = (catalog.news?.unlisted ?? []).map((u) => at({ message: `servers[${u.server}]: ${u.message}` }, file.locate.at(["servers", u.server])));
+  if (!checked.ok) return { ok: false, problems: [...checked.problems, ...unlisted] };
+  if (!file.servers) return { ok: true };
+  const summaries = (await summaryProblems(file.servers, catalog.news?.listed)).map((p) =>
+    at({ message: `servers[${p.server}].summaries.${p.tool}: ${p.message}` }, file.locate.at(["servers", p.server, "summaries", p.tool])),
+  );
+  return summaries.length > 0 ? { ok: false, problems: [...summaries, ...unlisted] } : { ok: true };
 }
 
 /**
  * After an import that registered or changed servers: their open connections are closed (the next call uses the
  * new settings) and their tools discovered. A server that cannot be reached now is reported; the import stands.
  */
-async function rediscoverImported(diff: ServersDiff, now: Date): Promise<string[]> {
+async function rediscoverImported(diff: ServersDiff, specs: ServerSpec[], actor: string, now: Date): Promise<string[]> {
   const notes: string[] = [];
   for (const name of [...diff.added, ...diff.changed.map((c) => c.name)].sort()) {
     const row = await db().upstreamServer.findUnique({ where: { name }, select: { id: true, enabled: true } });
@@ -692,6 +727,8 @@ async function rediscoverImported(diff: ServersDiff, now: Date): Promise<string[
     if (!row.enabled) continue;
     try {
       const r = await discoverServer(name, now);
+      // A server's first discovery found the tools its summaries are for.
+      if (diff.added.includes(name)) await applySummariesOfDiscovered(specs.find((s) => s.name === name)!, actor, now);
       notes.push(`${name}: ${r.added.length} new, ${r.changed.length} changed, ${r.removed.length} removed, ${r.unchanged.length} unchanged tools`);
     } catch (e) {
       notes.push(`${name}: not discovered (${(e as Error).constructor.name === "Error" ? "the server could not be reached" : (e as Error).message})`);
@@ -704,11 +741,8 @@ async function rediscoverImported(diff: ServersDiff, now: Date): Promise<string[
 export async function previewPolicyFile(text: string): Promise<{ ok: true; diff: PolicyDiff } | { ok: false; problems: FileProblem[] }> {
   const parsed = parsePolicyFile(text);
   if (!parsed.ok) return parsed;
-  await syncCatalog();
-  const checked = await checkPolicyFile(parsed.file, policyTools(), { mapResource: true });
-  if (!checked.ok) return { ok: false, problems: checked.problems };
-  const problems = await serverSummaryProblems(parsed.file);
-  if (problems.length > 0) return { ok: false, problems };
+  const checked = await checkAgainst(parsed.file, await catalogOf(parsed.file));
+  if (!checked.ok) return checked;
   const [rules, document, servers] = await Promise.all([currentRules(), currentDocument(), parsed.file.servers ? currentServerSpecs() : Promise.resolve([])]);
   return { ok: true, diff: diffPolicy({ rules: rules.map(storedRule), document: document.body, servers }, parsed.file) };
 }

@@ -5,7 +5,7 @@
  * the command line (`npm run policy:test`) with no database.
  */
 import { getTool } from "../tools/catalog";
-import { ToolError } from "../tools/types";
+import { ToolError, type ToolDef } from "../tools/types";
 import { argumentsProblem, describeIssues } from "../tools/check-arguments";
 import type { PolicyTest } from "./document";
 import { evaluate, type CompiledPolicy, type Decision, type ResourceView, type Subject } from "./evaluate";
@@ -29,6 +29,11 @@ export type TestOutcome = {
 export type RunOptions = {
   /** Lets a case without a resource read it through the tool's mapping (which may read the database). */
   mapResource?: boolean;
+  /**
+   * Tools not in the catalog yet (those of servers a policy file registers), by name; their mapping reads no
+   * database, so a case without a resource is mapped through it even without `mapResource`.
+   */
+  tools?: ReadonlyMap<string, ToolDef>;
 };
 
 /** Text fit for one line of output: control characters escaped, length bounded. */
@@ -63,7 +68,7 @@ async function runOne(policy: CompiledPolicy, test: PolicyTest, index: number, o
 
   const problem = argumentsProblem(test.call.arguments);
   if (problem) return fail(`the arguments do not fit ${tool.name}: ${oneLine(problem)}`);
-  const def = getTool(tool.name);
+  const def = opts.tools?.get(tool.name) ?? getTool(tool.name);
   let args: unknown = test.call.arguments;
   if (def) {
     const parsed = def.schema.safeParse(test.call.arguments);
@@ -74,7 +79,7 @@ async function runOne(policy: CompiledPolicy, test: PolicyTest, index: number, o
   let resource: ResourceView;
   if (test.resource) {
     resource = test.resource;
-  } else if (opts.mapResource && def) {
+  } else if (def && (opts.mapResource || opts.tools?.has(tool.name))) {
     try {
       resource = await def.resource(args);
     } catch (e) {

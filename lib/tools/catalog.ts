@@ -89,11 +89,16 @@ const catalogs = new Map<string, PolicyTool[]>();
  * stay known to policy (with their accepted schema), so a policy that names them still compiles. The same array
  * is returned while the catalog is unchanged, so the policy cache's catalog key is computed once per catalog.
  */
+/** A tool as policy compiles against it: its name, input schema and resource entity. */
+export function policyToolOf(t: ToolDef): PolicyTool {
+  return { name: t.name, inputSchema: inputSchemaOf(t), resourceEntity: t.policyResource.entity, resourceShape: t.policyResource.shape };
+}
+
 export function policyTools(): PolicyTool[] {
   const key = `${builtinTools().length}:${upstream.fingerprint ?? "none"}`;
   const hit = catalogs.get(key);
   if (hit) return hit;
-  const catalog = tools().map((t) => ({ name: t.name, inputSchema: inputSchemaOf(t), resourceEntity: t.policyResource.entity, resourceShape: t.policyResource.shape }));
+  const catalog = tools().map(policyToolOf);
   if (catalogs.size >= 8) catalogs.delete(catalogs.keys().next().value!);
   catalogs.set(key, catalog);
   return catalog;

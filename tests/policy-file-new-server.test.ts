@@ -1,0 +1,143 @@
+/**
+ * One import registers an upstream server and the policy on its tools: the file's new servers are listed from the
+ * servers themselves (a real @modelcontextprotocol/server-filesystem over stdio, started for the purpose and
+ * stopped again) before the file is compiled, so policies, test cases and summaries naming their tools are checked
+ * by the same import, and `npm run policy:test` checks them with no database. A server that cannot be reached
+ * explains the unknown tools and nothing is saved.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import YAML from "yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { db } from "../lib/db/client";
+import { closeUpstreams } from "../lib/gateway/connections";
+import { exportPolicyFile, importPolicyFile, previewPolicyFile } from "../lib/policy/file";
+import { callTool } from "../lib/tasks/call";
+import { principal, resetDb } from "./support/db";
+
+const root = path.resolve(import.meta.dirname, "..");
+const FS_SERVER = path.join(root, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+
+const POLICIES = `
+@id("docs-writes")
+permit (principal, action == Action::"docs__write_file", resource);
+
+@id("docs-protected-writes")
+@reason("Writes under protected/ in docs need an SRE approval.")
+@approvers("sre")
+@quorum("1")
+forbid (principal, action == Action::"docs__write_file", resource)
+when { resource.path == "protected" || resource.path like "protected/*" };
+`;
+
+let folder: string;
+let dir: string;
+
+beforeAll(async () => {
+  folder = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), "cs-new-server-")));
+  await fs.mkdir(path.join(folder, "protected"));
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), "cs-new-server-file-"));
+  await resetDb();
+});
+afterAll(async () => {
+  await closeUpstreams();
+  await fs.rm(folder, { recursive: true, force: true });
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** The exported policy with a server added, its policies, and a test case that maps its resource from the call. */
+async function fileWith(server: Record<string, unknown>, extraPolicies: string): Promise<string> {
+  const doc = YAML.parse(await exportPolicyFile()) as Record<string, any>;
+  doc.servers = [...(doc.servers ?? []), server];
+  doc.policies = `${doc.policies}\n${extraPolicies}`;
+  doc.tests = [
+    ...doc.tests,
+    {
+      name: "a write under protected/ in docs needs an SRE",
+      call: { tool: "docs__write_file", arguments: { path: "protected/plan.txt", content: "x" } },
+      principal: { agent: "ops-bot", user: "otto.ops@countersign.test", role: "requester", groups: [] },
+      expect: "requestable",
+      by: "docs-protected-writes",
+    },
+  ];
+  return YAML.stringify(doc);
+}
+
+const docsServer = () => ({
+  name: "docs",
+  transport: "stdio",
+  command: process.execPath,
+  args: [FS_SERVER, folder],
+  root: folder,
+  path_arguments: ["path"],
+  summaries: { write_file: "write {path} in docs" },
+});
+
+async function admin(): Promise<string> {
+  return (await db().user.findUniqueOrThrow({ where: { email: "admin@countersign.test" } })).id;
+}
+
+function policyTest(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env = { ...process.env };
+  delete env.DATABASE_URL;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/policy-test.ts"), "--", file], { cwd: root, env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("a policy file that registers a new server and the policy on its tools", () => {
+  it("is checked by npm run policy:test with no database: the server's tools are listed and its case mapped and passed", async () => {
+    const f = path.join(dir, "docs.yaml");
+    await fs.writeFile(f, await fileWith(docsServer(), POLICIES));
+    const r = await policyTest(f);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^server docs: \d+ tools listed$/m);
+    expect(r.stdout).toContain("PASS  a write under protected/ in docs needs an SRE: requestable by docs-protected-writes");
+    expect(r.code).toBe(0);
+  });
+
+  it("is saved by one import: the server registered and discovered, its summary set, its policy in force", async () => {
+    const text = await fileWith(docsServer(), POLICIES);
+    const preview = await previewPolicyFile(text);
+    expect(preview.ok, JSON.stringify(preview)).toBe(true);
+    const r = await importPolicyFile(text, await admin(), new Date());
+    expect(r.ok, JSON.stringify(r)).toBe(true);
+    if (!r.ok) return;
+    expect(r.diff.servers.added).toEqual(["docs"]);
+    expect(r.discovery).toEqual([expect.stringMatching(/^docs: \d+ new, 0 changed, 0 removed, 0 unchanged tools$/)]);
+    const tool = await db().upstreamTool.findFirstOrThrow({ where: { name: "write_file", server: { name: "docs" } } });
+    expect(tool.summaryTemplate).toBe("write {path} in docs");
+
+    const ops = await principal("ops-bot");
+    const open = await callTool(ops, "docs__write_file", { path: "notes.txt", content: "hello" }, { tasks: true }, new Date());
+    expect(open.kind, JSON.stringify(open)).toBe("result");
+    expect(await fs.readFile(path.join(folder, "notes.txt"), "utf8")).toBe("hello");
+    const gated = await callTool(ops, "docs__write_file", { path: "protected/plan.txt", content: "x" }, { tasks: true }, new Date());
+    expect(gated.kind, JSON.stringify(gated)).toBe("task");
+    await expect(fs.stat(path.join(folder, "protected", "plan.txt"))).rejects.toThrow();
+  });
+
+  it("naming the tools of a server that cannot be reached is refused with the reason beside the problem, saving nothing", async () => {
+    const before = await db().policyDocument.count();
+    const text = await fileWith(
+      { name: "gone", transport: "streamable-http", url: "http://127.0.0.1:9/mcp" },
+      POLICIES.replaceAll("docs__write_file", "gone__write_file").replaceAll("docs-", "gone-"),
+    ).then((t) => t.replaceAll("docs__write_file", "gone__write_file").replace("by: docs-protected-writes", "by: gone-protected-writes"));
+    const r = await importPolicyFile(text, await admin(), new Date());
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const messages = r.problems.map((p) => p.message);
+    expect(messages.some((m) => m.includes("gone__write_file")), messages.join("\n")).toBe(true);
+    expect(messages).toContainEqual(expect.stringMatching(/^servers\[\d+\]: gone: its tools could not be listed \(.*\), so nothing in this file may name them yet$/));
+    expect(await db().upstreamServer.findUnique({ where: { name: "gone" } })).toBeNull();
+    expect(await db().policyDocument.count()).toBe(before);
+  });
+});
