@@ -54,6 +54,8 @@ export function oauthTokenVerifier(config: Enabled): OAuthTokenVerifier {
       if (token.startsWith("cs_")) return staticAgent(token, config.requiredScopes);
       try {
         const verified = await verifyAccessTokenJwt(token, config);
+        // Before the agent is looked up: a token that cannot be used records no agent.
+        if (!config.requiredScopes.every((s) => verified.scopes.includes(s))) throw new OAuthError(OAuthErrorCode.InsufficientScope, "Insufficient scope");
         const principal = await noting(oauthPrincipal(verified, config, new Date()));
         return { token, clientId: principal.agentId, scopes: verified.scopes, expiresAt: verified.expiresAt, resource: new URL(config.audience), extra: { principal } };
       } catch (e) {
