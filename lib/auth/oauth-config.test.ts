@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OAuthConfigError, parseOAuthConfig } from "./oauth-config";
+import { OAuthConfigError, describeOAuthSettings, parseOAuthConfig } from "./oauth-config";
 
 const ISSUER = "https://auth.example.com";
 
@@ -70,5 +70,15 @@ describe("parseOAuthConfig", () => {
   ])("refuses %j with a clear error", (env, message) => {
     expect(() => parseOAuthConfig(env)).toThrow(OAuthConfigError);
     expect(() => parseOAuthConfig(env)).toThrow(message);
+  });
+});
+
+describe("describeOAuthSettings", () => {
+  it("says whether OAuth is on, from which issuers, for which resource", () => {
+    expect(describeOAuthSettings({})).toMatch(/^OAuth access tokens off/);
+    expect(describeOAuthSettings({ COUNTERSIGN_OAUTH_ISSUERS: ISSUER, COUNTERSIGN_OAUTH_SCOPES: "mcp" })).toBe(
+      "OAuth access tokens from https://auth.example.com for http://localhost:3000/mcp (scopes mcp required; metadata at http://localhost:3000/.well-known/oauth-protected-resource/mcp); static tokens still accepted",
+    );
+    expect(() => describeOAuthSettings({ COUNTERSIGN_OAUTH_ISSUERS: "nope" })).toThrow(OAuthConfigError);
   });
 });

@@ -167,3 +167,11 @@ export function oauthConfig(env: Env = process.env): OAuthConfig {
   if (cached?.key !== key) cached = { key, config: parseOAuthConfig(env) };
   return cached.config;
 }
+
+/** What the OAuth settings turn on, for the start-up log (no secrets in them); throws an OAuthConfigError when wrong. */
+export function describeOAuthSettings(env: Env = process.env): string {
+  const c = parseOAuthConfig(env);
+  if (!c.enabled) return "OAuth access tokens off (COUNTERSIGN_OAUTH_ISSUERS unset): agents use static tokens";
+  const scopes = c.requiredScopes.length ? `scopes ${c.requiredScopes.join(" ")} required` : "no scope required";
+  return `OAuth access tokens from ${c.issuers.map((i) => i.issuer).join(", ")} for ${c.audience} (${scopes}; metadata at ${c.resourceMetadataUrl}); static tokens still accepted`;
+}
