@@ -13,6 +13,8 @@ import Provider, { errors as oidcErrors } from "oidc-provider";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { enableAgent, revokeAgent } from "../lib/admin/agents";
 import { forgetKeySets } from "../lib/auth/oauth";
+import { requireAgent } from "../lib/mcp/auth";
+import { countStatements } from "../scripts/bench-support";
 import { db } from "../lib/db/client";
 import { decide } from "../lib/tasks/decide";
 import { REVISION, SUPPORT_BOT, serveRoute } from "../lib/mcp/testing";
@@ -333,6 +335,23 @@ describe("refused tokens: the status, the challenge, and nothing runs", () => {
     const r = await callGated(SUPPORT_BOT);
     expect(r.status).toBe(200);
     expect(r.body.result.resultType).toBe("task");
+  });
+});
+
+describe("the cost of authentication", () => {
+  it("a known client's access token is one statement, like a static token", async () => {
+    const { access_token } = await tokenFor("ci-agent");
+    expect((await callGated(access_token)).status).toBe(200);
+    const counter = await countStatements();
+    try {
+      for (const token of [access_token, SUPPORT_BOT]) {
+        const m = await counter.measure(() => requireAgent(new Request(mcp.url, { method: "POST", headers: { authorization: `Bearer ${token}` } })));
+        expect(m.value).not.toBeInstanceOf(Response);
+        expect({ statements: m.statements, transactions: m.transactions }).toEqual({ statements: 1, transactions: 0 });
+      }
+    } finally {
+      counter.restore();
+    }
   });
 });
 
