@@ -19,7 +19,7 @@ export function proxy(request: NextRequest) {
 }
 
 export const config = {
-  // Pages only: JSON routes, /mcp, the operator's endpoints (/healthz, /readyz, /metrics: never behind sign-in)
+  // Pages only: JSON routes, /mcp, /.well-known (resource metadata), the operator's endpoints (/healthz, /readyz, /metrics: never behind sign-in)
   // and static files get fixed headers from next.config.ts.
-  matcher: ["/((?!api/|mcp|healthz|readyz|metrics|_next/static|_next/image|favicon.ico).*)"],
+  matcher: ["/((?!api/|mcp|\\.well-known/|healthz|readyz|metrics|_next/static|_next/image|favicon.ico).*)"],
 };

@@ -17,6 +17,7 @@ import { currentOwner, startEmbedded, type EmbeddedServer } from "../lib/db/embe
 import { applyMigrations } from "../lib/db/migrate";
 import { seedDemo } from "../lib/db/seed";
 import { describeNotifySettings } from "../lib/notify/settings";
+import { describeOAuthSettings } from "../lib/auth/oauth-config";
 import { logFailure, logInfo } from "../lib/log";
 import { registerDemoFilesystem } from "../lib/gateway/demo";
 import { reconcileIntents } from "../lib/tasks/reconcile";
@@ -81,6 +82,7 @@ const stopDb = async () => {
 
 try {
   log(describeNotifySettings());
+  log(describeOAuthSettings());
   const applied = await applyMigrations(url);
   log(applied.length ? `migrations applied: ${applied.join(", ")}` : "database schema is up to date");
   const keys = keyRing();

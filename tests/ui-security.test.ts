@@ -35,7 +35,7 @@ vi.mock("next/cache", () => ({ revalidatePath: vi.fn(), revalidateTag: vi.fn() }
 
 import { askAction, decideAction } from "../app/requests/[id]/actions";
 import { saveRuleAction } from "../app/admin/policy/actions";
-import { createAgentAction, revokeAgentAction, updateUserAction } from "../app/admin/people/actions";
+import { createAgentAction, enableAgentAction, revokeAgentAction, updateUserAction } from "../app/admin/people/actions";
 import { createWebhookAction, deactivateWebhookAction } from "../app/admin/webhooks/actions";
 import { signInWithPassword, signOutAction } from "../app/login/actions";
 import { setEmailPreferenceAction } from "../app/profile/actions";
@@ -251,6 +251,21 @@ describe("admin actions refuse everyone but an admin, and cross-site calls", () 
     await as("admin");
     expect(await revokeAgentAction(IDLE, form({ agentId: agent.id }))).toMatchObject({ status: "done" });
     expect((await db().agent.findUniqueOrThrow({ where: { id: agent.id } })).revokedAt).not.toBeNull();
+  });
+
+  it("enableAgentAction on a pending OAuth agent", async () => {
+    const admin = await userId(EMAIL.admin);
+    const agent = await db().agent.create({
+      data: { name: "oauth-ci", tokenHash: "oauth-test-hash", tokenPrefix: "oauth", userId: admin, oauthIssuer: "https://auth.example.com", oauthClientId: "ci", pendingSince: new Date() },
+    });
+    const rita = await userId(EMAIL.rita);
+    await refusedForAllButAdmin(() => enableAgentAction(IDLE, form({ agentId: agent.id, userId: rita })));
+    expect((await db().agent.findUniqueOrThrow({ where: { id: agent.id } })).pendingSince).not.toBeNull();
+    await as("admin");
+    expect(await enableAgentAction(IDLE, form({ agentId: agent.id, userId: rita }))).toMatchObject({ status: "done" });
+    expect(await db().agent.findUniqueOrThrow({ where: { id: agent.id } })).toMatchObject({ pendingSince: null, userId: rita });
+    expect(await db().auditEvent.count({ where: { type: "agent.enabled", actor: `user:${admin}` } })).toBe(1);
+    expect(await enableAgentAction(IDLE, form({ agentId: agent.id, userId: rita }))).toMatchObject({ status: "error" });
   });
 
   it("createWebhookAction and deactivateWebhookAction", async () => {

@@ -116,3 +116,28 @@ export function RevokeAgentForm({ agentId, name, action }: { agentId: string; na
     </form>
   );
 }
+
+/** Enable a pending OAuth agent for a user: its client's tokens are accepted from then on. */
+export function EnableAgentForm({ agentId, name, users, action }: { agentId: string; name: string; users: { id: string; name: string; email: string }[]; action: Action<FormState> }) {
+  const [state, formAction, pending] = useActionState(action, { status: "idle" } as FormState);
+  const id = useId();
+  return (
+    <form action={formAction} className="flex flex-wrap items-center gap-2" aria-label={`Enable ${name}`}>
+      <input type="hidden" name="agentId" value={agentId} />
+      <label htmlFor={`${id}-owner`} className="text-xs font-medium text-slate-700">
+        Acts for
+      </label>
+      <select id={`${id}-owner`} name="userId" className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm">
+        {users.map((u) => (
+          <option key={u.id} value={u.id}>
+            {u.name} ({u.email})
+          </option>
+        ))}
+      </select>
+      <button type="submit" disabled={pending} className="rounded-md border border-emerald-300 bg-white px-2.5 py-1 text-sm font-medium text-emerald-900 hover:bg-emerald-50 disabled:opacity-60">
+        {pending ? "Enabling…" : `Enable ${name}`}
+      </button>
+      <Message state={state} />
+    </form>
+  );
+}

@@ -37,3 +37,20 @@ export async function revokeAgent(agentId: string, actorUserId: string, now: Dat
   if (revoked) await withdrawTasksOf([agentId], now);
   return revoked;
 }
+
+export const EnableInput = z.object({ agentId: z.uuid(), userId: z.uuid() });
+
+/**
+ * Enables a pending OAuth agent to act for an active user: its client's next token is accepted. Refuses an agent
+ * that is not pending (already enabled, revoked, or a token agent).
+ */
+export async function enableAgent(input: z.infer<typeof EnableInput>, actorUserId: string, now: Date): Promise<boolean> {
+  const { agentId, userId } = EnableInput.parse(input);
+  return db().$transaction(async (tx) => {
+    const owner = await tx.user.findUnique({ where: { id: userId }, select: { active: true } });
+    if (!owner?.active) throw new Error("The agent must act for an active user.");
+    const n = await tx.agent.updateMany({ where: { id: agentId, revokedAt: null, pendingSince: { not: null } }, data: { pendingSince: null, userId } });
+    if (n.count === 1) await appendAudit(tx, { type: "agent.enabled", actor: `user:${actorUserId}`, data: { agentId, userId }, at: now });
+    return n.count === 1;
+  });
+}

@@ -13,8 +13,8 @@ export async function listUsers() {
 
 export async function listAgents() {
   return db().agent.findMany({
-    orderBy: [{ revokedAt: { sort: "asc", nulls: "first" } }, { createdAt: "desc" }],
-    select: { id: true, name: true, tokenPrefix: true, createdAt: true, revokedAt: true, user: { select: { id: true, name: true, email: true } } },
+    orderBy: [{ revokedAt: { sort: "asc", nulls: "first" } }, { pendingSince: { sort: "desc", nulls: "last" } }, { createdAt: "desc" }],
+    select: { id: true, name: true, tokenPrefix: true, createdAt: true, revokedAt: true, oauthIssuer: true, oauthClientId: true, pendingSince: true, user: { select: { id: true, name: true, email: true } } },
   });
 }
 

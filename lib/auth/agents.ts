@@ -27,7 +27,7 @@ type AgentRow = {
 };
 
 /**
- * An agent with its user, in one statement, when the agent is not revoked and its user is active; else null. By
+ * An agent with its user, in one statement, when the agent is neither revoked nor pending and its user is active; else null. By
  * token hash (authentication) or by id (checks at execution).
  */
 async function liveAgent(by: { tokenHash: string } | { id: string }): Promise<AgentRow | null> {
@@ -36,11 +36,11 @@ async function liveAgent(by: { tokenHash: string } | { id: string }): Promise<Ag
       ? await db().$queryRaw<AgentRow[]>`
           SELECT a.id, a.name, a."userId", u.name AS "userName", u.email AS "userEmail", u.role::text AS "userRole", u.groups AS "userGroups"
           FROM "Agent" a JOIN "User" u ON u.id = a."userId"
-          WHERE a."tokenHash" = ${by.tokenHash} AND a."revokedAt" IS NULL AND u.active`
+          WHERE a."tokenHash" = ${by.tokenHash} AND a."revokedAt" IS NULL AND a."pendingSince" IS NULL AND u.active`
       : await db().$queryRaw<AgentRow[]>`
           SELECT a.id, a.name, a."userId", u.name AS "userName", u.email AS "userEmail", u.role::text AS "userRole", u.groups AS "userGroups"
           FROM "Agent" a JOIN "User" u ON u.id = a."userId"
-          WHERE a.id = ${by.id} AND a."revokedAt" IS NULL AND u.active`;
+          WHERE a.id = ${by.id} AND a."revokedAt" IS NULL AND a."pendingSince" IS NULL AND u.active`;
   return rows[0] ?? null;
 }
 

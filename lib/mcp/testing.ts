@@ -4,6 +4,7 @@
  */
 import { createServer } from "node:http";
 import { DELETE, GET, POST } from "../../app/mcp/route";
+import { GET as resourceMetadata } from "../../app/.well-known/oauth-protected-resource/route";
 import { DEMO_AGENTS } from "../db/seed";
 import { REVISION, TASKS, TASKS_AND_FORMS, buildRpcRequest, parseRpcBody, type RawRequestOptions } from "./raw-request";
 
@@ -36,6 +37,7 @@ export function textOf(result: { content?: { type: string; text?: string }[] } |
 /**
  * app/mcp/route.ts behind a real HTTP server on 127.0.0.1 (a random port), for real MCP clients that need a URL.
  * Each Node request becomes the web Request the route handler takes, and its Response is written back as is.
+ * `/.well-known/oauth-protected-resource[/mcp]` goes to the resource metadata route.
  */
 export async function serveRoute(): Promise<{ url: URL; close: () => Promise<void> }> {
   const handlers: Record<string, (r: Request) => Promise<Response>> = { POST, GET, DELETE };
@@ -45,7 +47,9 @@ export async function serveRoute(): Promise<{ url: URL; close: () => Promise<voi
       for await (const c of req) chunks.push(c as Buffer);
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
-      const handler = handlers[req.method ?? ""];
+      // The resource metadata documents (RFC 9728) beside /mcp, as the app serves them.
+      const wellKnown = (req.url ?? "").startsWith("/.well-known/oauth-protected-resource");
+      const handler = wellKnown ? (req.method === "GET" ? async (r: Request) => resourceMetadata(r) : undefined) : handlers[req.method ?? ""];
       if (!handler) {
         res.writeHead(405).end();
         return;

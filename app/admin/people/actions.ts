@@ -2,7 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { AgentInput, createAgent, revokeAgent } from "@/lib/admin/agents";
+import { AgentInput, EnableInput, createAgent, enableAgent, revokeAgent } from "@/lib/admin/agents";
 import { updateUser, UserUpdate } from "@/lib/admin/people";
 import { ADMIN_ROLES, authorizeAction } from "@/lib/auth/session";
 
@@ -71,4 +71,19 @@ export async function revokeAgentAction(_prev: FormState, formData: FormData): P
   const revoked = await revokeAgent(parsed.data.agentId, who.user.id, new Date());
   revalidatePath("/admin/people");
   return revoked ? { status: "done", message: "Revoked. Its next request is refused." } : { status: "error", message: "No such active agent (already revoked?)." };
+}
+
+/** Enable a pending OAuth agent for a user: its client's next token is accepted (audited). */
+export async function enableAgentAction(_prev: FormState, formData: FormData): Promise<FormState> {
+  const who = await authorizeAction(ADMIN_ROLES);
+  if (!who.ok) return { status: "error", message: who.error };
+  const parsed = EnableInput.safeParse({ agentId: text(formData, "agentId"), userId: text(formData, "userId") });
+  if (!parsed.success) return { status: "error", message: "Choose whom the agent acts for." };
+  try {
+    const enabled = await enableAgent(parsed.data, who.user.id, new Date());
+    revalidatePath("/admin/people");
+    return enabled ? { status: "done", message: "Enabled. Its client's tokens are accepted now." } : { status: "error", message: "No such pending agent (already enabled or revoked?)." };
+  } catch (e) {
+    return { status: "error", message: e instanceof Error && /active user/.test(e.message) ? e.message : "The agent could not be enabled." };
+  }
 }

@@ -1,11 +1,11 @@
 import type { Metadata } from "next";
-import { CreateAgentForm, RevokeAgentForm, UserForm } from "@/components/admin/PeopleForms";
+import { CreateAgentForm, EnableAgentForm, RevokeAgentForm, UserForm } from "@/components/admin/PeopleForms";
 import { Notice } from "@/components/Notice";
 import { Section } from "@/components/Section";
 import { formatWhen } from "@/components/when";
 import { listAgents, listUsers } from "@/lib/admin/read";
 import { requireRole } from "@/lib/auth/session";
-import { createAgentAction, revokeAgentAction, updateUserAction } from "./actions";
+import { createAgentAction, enableAgentAction, revokeAgentAction, updateUserAction } from "./actions";
 
 export const metadata: Metadata = { title: "People and agents" };
 export const dynamic = "force-dynamic";
@@ -14,6 +14,7 @@ export default async function PeoplePage() {
   const admin = await requireRole("admin");
   if (!admin) return <Notice title="Admins only">Only admins can manage people and agents.</Notice>;
   const [users, agents] = await Promise.all([listUsers(), listAgents()]);
+  const activeUsers = users.filter((u) => u.active).map((u) => ({ id: u.id, name: u.name, email: u.email }));
 
   return (
     <div className="space-y-4">
@@ -32,7 +33,7 @@ export default async function PeoplePage() {
         </ul>
       </Section>
       <Section title="Agents and tokens" id="agents-heading">
-        <CreateAgentForm users={users.filter((u) => u.active).map((u) => ({ id: u.id, name: u.name, email: u.email }))} action={createAgentAction} />
+        <CreateAgentForm users={activeUsers} action={createAgentAction} />
         <ul className="mt-4 divide-y divide-slate-100" aria-label="Agents">
           {agents.map((a) => (
             <li key={a.id} className="flex flex-wrap items-center justify-between gap-2 py-3 text-sm" data-testid={`agent-${a.name}`}>
@@ -41,15 +42,27 @@ export default async function PeoplePage() {
                   {a.name}{" "}
                   {a.revokedAt ? (
                     <span className="rounded-full bg-red-50 px-2 py-0.5 text-xs text-red-900 ring-1 ring-red-600/20 ring-inset">revoked {formatWhen(a.revokedAt.toISOString())}</span>
+                  ) : a.pendingSince ? (
+                    <span className="rounded-full bg-amber-50 px-2 py-0.5 text-xs text-amber-900 ring-1 ring-amber-600/20 ring-inset">pending since {formatWhen(a.pendingSince.toISOString())}</span>
                   ) : (
                     <span className="rounded-full bg-emerald-50 px-2 py-0.5 text-xs text-emerald-900 ring-1 ring-emerald-600/20 ring-inset">active</span>
                   )}
                 </p>
-                <p className="text-xs text-slate-700">
-                  acts for {a.user.name} · token <span className="font-mono">{a.tokenPrefix}…</span> · created {formatWhen(a.createdAt.toISOString())}
-                </p>
+                {a.oauthIssuer ? (
+                  <p className="text-xs text-slate-700">
+                    {a.pendingSince ? "acts for nobody until enabled" : `acts for ${a.user.name}`} · OAuth client <span className="font-mono">{a.oauthClientId}</span> of{" "}
+                    <span className="font-mono">{a.oauthIssuer}</span> · first seen {formatWhen(a.createdAt.toISOString())}
+                  </p>
+                ) : (
+                  <p className="text-xs text-slate-700">
+                    acts for {a.user.name} · token <span className="font-mono">{a.tokenPrefix}…</span> · created {formatWhen(a.createdAt.toISOString())}
+                  </p>
+                )}
               </div>
-              {!a.revokedAt && <RevokeAgentForm agentId={a.id} name={a.name} action={revokeAgentAction} />}
+              <div className="flex flex-wrap items-center gap-2">
+                {!a.revokedAt && a.pendingSince && <EnableAgentForm agentId={a.id} name={a.name} users={activeUsers} action={enableAgentAction} />}
+                {!a.revokedAt && <RevokeAgentForm agentId={a.id} name={a.name} action={revokeAgentAction} />}
+              </div>
             </li>
           ))}
         </ul>
