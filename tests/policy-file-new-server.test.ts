@@ -5,7 +5,6 @@
  * by the same import, and `npm run policy:test` checks them with no database. A server that cannot be reached
  * explains the unknown tools and nothing is saved.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -16,6 +15,7 @@ import { closeUpstreams } from "../lib/gateway/connections";
 import { exportPolicyFile, importPolicyFile, previewPolicyFile } from "../lib/policy/file";
 import { callTool } from "../lib/tasks/call";
 import { principal, resetDb } from "./support/db";
+import { policyTestCli } from "./support/policy-test-cli";
 
 const root = path.resolve(import.meta.dirname, "..");
 const FS_SERVER = path.join(root, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
@@ -79,25 +79,11 @@ async function admin(): Promise<string> {
   return (await db().user.findUniqueOrThrow({ where: { email: "admin@countersign.test" } })).id;
 }
 
-function policyTest(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env };
-  delete env.DATABASE_URL;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/policy-test.ts"), "--", file], { cwd: root, env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe("a policy file that registers a new server and the policy on its tools", () => {
   it("is checked by npm run policy:test with no database: the server's tools are listed and its case mapped and passed", async () => {
     const f = path.join(dir, "docs.yaml");
     await fs.writeFile(f, await fileWith(docsServer(), POLICIES));
-    const r = await policyTest(f);
+    const r = await policyTestCli(f);
     expect(r.stderr).toBe("");
     expect(r.stdout).toMatch(/^server docs: \d+ tools listed$/m);
     expect(r.stdout).toContain("PASS  a write under protected/ in docs needs an SRE: requestable by docs-protected-writes");

@@ -6,7 +6,6 @@
  * the document runs the document's test cases and refuses a version that breaks one. `npm run policy:test` runs a
  * file's cases from the command line, without a database.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -20,6 +19,7 @@ import { currentDocument, currentRules, saveDocument } from "../lib/policy/store
 import { policyTools } from "../lib/tools/catalog";
 import { callTool } from "../lib/tasks/call";
 import { principal, resetDb, userId } from "./support/db";
+import { policyTestCli } from "./support/policy-test-cli";
 import { T0 } from "./support/proof";
 
 const failAudit = vi.hoisted(() => ({ on: false }));
@@ -194,20 +194,6 @@ describe("npm run policy:test", () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "policy-test-"));
   const root = path.resolve(import.meta.dirname, "..");
 
-  function cli(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const env = { ...process.env };
-    delete env.DATABASE_URL;
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(root, "node_modules/tsx/dist/cli.mjs"), path.join(root, "scripts/policy-test.ts"), "--", file], { cwd: root, env });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => (stdout += d));
-      child.stderr.on("data", (d) => (stderr += d));
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, stdout, stderr }));
-    });
-  }
-
   async function written(name: string, text: string): Promise<string> {
     const f = path.join(dir, name);
     writeFileSync(f, text);
@@ -215,7 +201,7 @@ describe("npm run policy:test", () => {
   }
 
   it("a passing file: one line per case and a summary, exit 0, with no database", async () => {
-    const r = await cli(path.join(root, "policy/countersign.policy.yaml"));
+    const r = await policyTestCli(path.join(root, "policy/countersign.policy.yaml"));
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split("\n");
@@ -226,7 +212,7 @@ describe("npm run policy:test", () => {
   it("a file with a failing case: FAIL with the reason and its line, exit 1", async () => {
     const text = await exportPolicyFile();
     const f = await written("failing.yaml", text.replace("    value: EUR 150.00\n", "    value: EUR 10.00\n"));
-    const r = await cli(f);
+    const r = await policyTestCli(f);
     expect(r.code).toBe(1);
     const line = text.split("\n").findIndex((l) => l.includes("- name: a refund within the limit")) + 1;
     expect(r.stdout).toContain(`FAIL  a refund within the limit runs at once: expected allow, got requestable by rule:refund-over-limit (${f}:${line})`);
@@ -238,14 +224,14 @@ describe("npm run policy:test", () => {
   it("a policy problem exits 1 with the line in the file; a broken or unreadable file exits 2", async () => {
     const text = await exportPolicyFile();
     const cedar = await written("cedar.yaml", text.replace('principal.name == "support-bot"', "principal.nickname == 1"));
-    const r1 = await cli(cedar);
+    const r1 = await policyTestCli(cedar);
     expect(r1.code).toBe(1);
     expect(r1.stderr).toContain(`${cedar}:${text.split("\n").findIndex((l) => l.includes('principal.name == "support-bot"')) + 1}:`);
     const broken = await written("broken.yaml", text.replace("rules:\n", "rules: [\n"));
-    const r2 = await cli(broken);
+    const r2 = await policyTestCli(broken);
     expect(r2.code).toBe(2);
     expect(r2.stderr).toMatch(new RegExp(`${broken.replace(/[.]/g, "\\.")}:\\d+:\\d+: `));
-    const r3 = await cli(path.join(dir, "missing.yaml"));
+    const r3 = await policyTestCli(path.join(dir, "missing.yaml"));
     expect(r3.code).toBe(2);
     expect(r3.stderr).toContain("cannot be read");
   });

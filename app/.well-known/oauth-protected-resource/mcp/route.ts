@@ -1,12 +1,5 @@
-/** Protected Resource Metadata (RFC 9728) for the resource /mcp, at its path-suffixed well-known URL. */
-import { oauthConfig } from "@/lib/auth/oauth-config";
-import { protectedResourceMetadataResponse } from "@/lib/auth/oauth-metadata";
+/** Protected Resource Metadata (RFC 9728) for the resource /mcp, at its path-suffixed well-known URL: the same document. */
+export { GET, HEAD, OPTIONS } from "../route";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
-
-export function GET(request: Request): Response {
-  return protectedResourceMetadataResponse(request, oauthConfig());
-}
-export const HEAD = GET;
-export const OPTIONS = GET;
