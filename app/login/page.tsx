@@ -17,12 +17,15 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
   const initial = code === "throttled" ? { error: "Too many sign-in attempts; try again in a few minutes." } : {};
   const providers = ssoProviders();
   const passwordSignIn = ssoConfig().passwordSignIn;
+  // Shown only when single sign-on is configured: without a provider the page is exactly the password form.
   const ssoError =
-    error === "AccessDenied"
-      ? "Single sign-on was refused: your account at the provider gives no access to Countersign, or it is not linked to an account here. Ask an admin."
-      : error && error !== "CredentialsSignin"
-        ? "Single sign-on did not complete; try again."
-        : null;
+    providers.length === 0
+      ? null
+      : error === "AccessDenied"
+        ? "Single sign-on was refused: your account at the provider gives no access to Countersign, or it is not linked to an account here. Ask an admin."
+        : error && error !== "CredentialsSignin"
+          ? "Single sign-on did not complete; try again."
+          : null;
   return (
     <div className="mx-auto mt-8 max-w-sm">
       <div className="rounded-lg border border-slate-200 bg-white p-6 shadow-sm">

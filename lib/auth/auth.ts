@@ -15,7 +15,7 @@ import { checkSignIn, credentialsSchema } from "./sign-in";
 import { ssoConfig, type OidcProviderConfig } from "./sso-config";
 import { signInWithIdentity } from "./sso-sign-in";
 import { clientAddress } from "./throttle";
-import { logFailure, logInfo } from "@/lib/log";
+import { logFailure, logInfo, logWarn } from "@/lib/log";
 
 /** Auth.js's generic OpenID Connect provider for one configured provider: authorization code with PKCE and state. */
 function oidcProvider(p: OidcProviderConfig): OIDCConfig<Record<string, unknown>> {
@@ -58,8 +58,17 @@ export const { auth, signIn, signOut, handlers } = NextAuth({
   logger: {
     // A wrong password is an expected event, not a server error: no stack trace in the log for it.
     error(error) {
-      if (error.name === "CredentialsSignin" || (error as { type?: string }).type === "CredentialsSignin") return;
+      const type = (error as { type?: string }).type;
+      if (error.name === "CredentialsSignin" || type === "CredentialsSignin") return;
+      // A refused single sign-on was logged with its reason by the signIn callback below.
+      if (type === "AccessDenied") return;
       logFailure("auth", error);
+      if (type && /^[A-Za-z]{1,40}$/.test(type)) {
+        // The provider's OAuth error code (invalid_grant, invalid_client, ...) when it refused the token request:
+        // a registered word, never a message, so nothing the provider or the user sent reaches the log.
+        const code = (error.cause as { err?: { error?: unknown } } | undefined)?.err?.error;
+        logWarn("sign-in failed", { type, oauthError: typeof code === "string" && /^[a-z_]{1,40}$/.test(code) ? code : null });
+      }
     },
   },
   providers: [
@@ -88,7 +97,10 @@ export const { auth, signIn, signOut, handlers } = NextAuth({
       if (account?.type !== "oidc") return true;
       const provider = sso.providers.find((p) => p.id === account.provider);
       if (!provider || !profile) return false;
-      const result = await signInWithIdentity(provider, profile as Record<string, unknown>);
+      const result = await signInWithIdentity(provider, profile as Record<string, unknown>).catch((e: unknown) => {
+        logFailure("single sign-on", e);
+        return { ok: false as const, reason: "the user could not be stored" };
+      });
       if (!result.ok) {
         logInfo("single sign-on refused", { provider: provider.id, reason: result.reason });
         return false;
