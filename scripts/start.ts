@@ -18,6 +18,7 @@ import { applyMigrations } from "../lib/db/migrate";
 import { seedDemo } from "../lib/db/seed";
 import { describeNotifySettings } from "../lib/notify/settings";
 import { describeOAuthSettings } from "../lib/auth/oauth-config";
+import { parseSsoConfig, SsoConfigError } from "../lib/auth/sso-config";
 import { logFailure, logInfo } from "../lib/log";
 import { registerDemoFilesystem } from "../lib/gateway/demo";
 import { reconcileIntents } from "../lib/tasks/reconcile";
@@ -49,12 +50,24 @@ function newestMtime(dir: string): number {
 
 function needsBuild(): boolean {
   if (process.env.COUNTERSIGN_REBUILD === "1") return true;
+  // 0: serve the build in .next as it is (test suites that start their own server from a build made once).
+  if (process.env.COUNTERSIGN_REBUILD === "0") return false;
   const stamp = path.join(".next", "BUILD_ID");
   if (!fs.existsSync(stamp)) return true;
   const built = fs.statSync(stamp).mtimeMs;
   const sources = ["app", "lib", "components", "public"].map(newestMtime);
   const files = ["next.config.ts", "proxy.ts", "package.json", "postcss.config.mjs", "instrumentation.ts"].filter((f) => fs.existsSync(f)).map((f) => fs.statSync(f).mtimeMs);
   return Math.max(...sources, ...files) > built;
+}
+
+// Bad single sign-on settings stop the start here, with every problem named, rather than at the first sign-in.
+try {
+  const sso = parseSsoConfig(process.env);
+  if (sso.providers.length) log(`single sign-on: ${sso.providers.map((p) => p.name).join(", ")}; password sign-in ${sso.passwordSignIn ? "on" : "off"}`);
+} catch (e) {
+  if (!(e instanceof SsoConfigError)) throw e;
+  console.error(`[countersign] ${e.message}`);
+  process.exit(1);
 }
 
 let embedded: EmbeddedServer | null = null;

@@ -3,7 +3,7 @@
 #  1. unit and integration tests (Vitest) on the embedded database;
 #  2. the same again on PostgreSQL when TEST_DATABASE_URL names one (CI does);
 #  3. end-to-end tests (Playwright, Debian's Chromium) against a freshly built Countersign on a scratch embedded
-#     database.
+#     database, then single sign-on against a real OpenID Connect provider (playwright.sso.config.ts).
 # Prints one closing line: "tests: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +47,16 @@ else
   tail -50 "$log"
   status=1
 fi
+
+# ---- single sign-on through an OpenID Connect provider (e2e-sso/) -----------------------------------------------
+# A Countersign from the build above (never rebuilt) with one provider configured and password sign-in off, on a
+# scratch embedded database of its own (port 3351); the spec runs the provider itself (oidc-provider, port 3352) and
+# sets its accounts' claims. The suite's global setup starts the server and its teardown stops it.
+echo "[test] single sign-on through an OpenID Connect provider (playwright.sso.config.ts)"
+stop_scratch_server
+scratch_pid=""
+PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright-sso.json" SSO_LOG_DIR="$out/sso" \
+  npx playwright test -c playwright.sso.config.ts --reporter=list,json || status=1
 
 # ---- many replicas on one PostgreSQL (e2e-replicas/; needs TEST_DATABASE_URL) ---------------------------------
 # Three `next start` servers from the build above on a fresh cs_repl_* database on that server, a fourth killed

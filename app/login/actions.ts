@@ -5,6 +5,7 @@ import { headers } from "next/headers";
 import { credentialsSchema, signIn, signOut } from "@/lib/auth/auth";
 import { DEFAULT_RETURN_PATH, safeReturnPath } from "@/lib/auth/return-path";
 import { crossSiteRefusal } from "@/lib/auth/session";
+import { ssoConfig } from "@/lib/auth/sso-config";
 import { throttledMessage } from "@/lib/auth/throttle";
 
 export type SignInState = { error?: string; email?: string };
@@ -17,6 +18,7 @@ export async function signInWithPassword(_prev: SignInState, formData: FormData)
   // No session to check yet; still refuse a sign-in posted from another site (login CSRF).
   const refused = crossSiteRefusal(await headers(), true);
   if (refused) return { error: refused.error };
+  if (!ssoConfig().passwordSignIn) return { error: "Sign-in with a password is turned off here: use single sign-on." };
   const email = String(formData.get("email") ?? "");
   const parsed = credentialsSchema.safeParse({ email, password: formData.get("password") });
   if (!parsed.success) return { error: "Enter your email address and password.", email };
@@ -31,6 +33,14 @@ export async function signInWithPassword(_prev: SignInState, formData: FormData)
     throw error; // the redirect after a successful sign-in
   }
   return {};
+}
+
+/** Starts a sign-in through one configured OpenID Connect provider: Auth.js redirects (a thrown redirect) to it. */
+export async function signInWithProvider(formData: FormData): Promise<void> {
+  if (crossSiteRefusal(await headers(), true)) return;
+  const id = String(formData.get("provider") ?? "");
+  if (!ssoConfig().providers.some((p) => p.id === id)) return;
+  await signIn(id, { redirectTo: safeReturnPath(formData.get("next")) ?? DEFAULT_RETURN_PATH });
 }
 
 export async function signOutAction(): Promise<void> {

@@ -18,7 +18,8 @@ function Message({ state, testId }: { state: FormState; testId?: string }) {
 export type UserRow = { id: string; name: string; email: string; role: string; groups: string[]; active: boolean };
 
 /** One user's role, groups and active flag, saved together. */
-export function UserForm({ user, self, action }: { user: UserRow; self: boolean; action: Action<FormState> }) {
+/** `source`, shown when single sign-on is on: where the user's role and groups come from (a provider's name, or "local"). */
+export function UserForm({ user, self, action, source }: { user: UserRow; self: boolean; action: Action<FormState>; source?: string }) {
   const [state, formAction, pending] = useActionState(action, { status: "idle" } as FormState);
   const uid = useId();
   return (
@@ -29,6 +30,11 @@ export function UserForm({ user, self, action }: { user: UserRow; self: boolean;
           {user.name} {self && <span className="text-xs text-slate-600">(you)</span>}
         </p>
         <p className="truncate text-xs text-slate-700">{user.email}</p>
+        {source && (
+          <p className="truncate text-xs text-slate-700" data-testid="groups-source">
+            groups from {source}
+          </p>
+        )}
       </div>
       <div>
         <label htmlFor={`${uid}-role`} className="block text-xs text-slate-700">

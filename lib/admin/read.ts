@@ -7,7 +7,7 @@ import { db } from "../db/client";
 export async function listUsers() {
   return db().user.findMany({
     orderBy: [{ role: "asc" }, { name: "asc" }],
-    select: { id: true, name: true, email: true, role: true, groups: true, active: true, createdAt: true },
+    select: { id: true, name: true, email: true, role: true, groups: true, active: true, groupsSource: true, createdAt: true },
   });
 }
 

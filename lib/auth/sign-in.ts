@@ -35,7 +35,9 @@ export async function checkSignIn(raw: unknown, address: string, now: Date = new
   if (lockedMs > 0) return { ok: false, reason: "throttled", retryAfterMs: lockedMs };
 
   const user = await db().user.findUnique({ where: { email } });
-  const matches = await bcrypt.compare(password, user?.passwordHash ?? DUMMY_HASH);
+  // A user created by single sign-on has no password (an empty hash): compared against the dummy, never a match.
+  const hash = user?.passwordHash || DUMMY_HASH;
+  const matches = (await bcrypt.compare(password, hash)) && hash !== DUMMY_HASH;
   if (!user || !user.active || !matches) {
     const nowLockedMs = await recordFailure(keys, now, user && matches ? "inactive" : "invalid-credentials");
     return nowLockedMs > 0 ? { ok: false, reason: "throttled", retryAfterMs: nowLockedMs } : { ok: false, reason: "invalid" };

@@ -5,6 +5,7 @@ import { Section } from "@/components/Section";
 import { formatWhen } from "@/components/when";
 import { listAgents, listUsers } from "@/lib/admin/read";
 import { requireRole } from "@/lib/auth/session";
+import { groupsSourceLabel, ssoProviders } from "@/lib/auth/sso-config";
 import { createAgentAction, enableAgentAction, revokeAgentAction, updateUserAction } from "./actions";
 
 export const metadata: Metadata = { title: "People and agents" };
@@ -15,6 +16,7 @@ export default async function PeoplePage() {
   if (!admin) return <Notice title="Admins only">Only admins can manage people and agents.</Notice>;
   const [users, agents] = await Promise.all([listUsers(), listAgents()]);
   const activeUsers = users.filter((u) => u.active).map((u) => ({ id: u.id, name: u.name, email: u.email }));
+  const sso = ssoProviders().length > 0;
 
   return (
     <div className="space-y-4">
@@ -23,11 +25,12 @@ export default async function PeoplePage() {
         <p className="mb-3 text-sm text-slate-700">
           Roles and approver groups take effect at once for new reviews; approvals already given count only if their reviewer is
           still eligible when the task executes.
+          {sso && " A user whose groups come from a single sign-on provider gets role and groups from its claims again at every sign-in."}
         </p>
         <ul className="divide-y divide-slate-100">
           {users.map((u) => (
             <li key={u.id} className="py-3">
-              <UserForm user={u} self={u.id === admin.id} action={updateUserAction} />
+              <UserForm user={u} self={u.id === admin.id} action={updateUserAction} source={sso ? groupsSourceLabel(u.groupsSource) : undefined} />
             </li>
           ))}
         </ul>
