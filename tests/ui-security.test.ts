@@ -35,9 +35,9 @@ vi.mock("next/cache", () => ({ revalidatePath: vi.fn(), revalidateTag: vi.fn() }
 
 import { askAction, decideAction } from "../app/requests/[id]/actions";
 import { saveRuleAction } from "../app/admin/policy/actions";
-import { createAgentAction, enableAgentAction, revokeAgentAction, updateUserAction } from "../app/admin/people/actions";
+import { createAgentAction, enableAgentAction, endSessionsAction, revokeAgentAction, updateUserAction } from "../app/admin/people/actions";
 import { createWebhookAction, deactivateWebhookAction } from "../app/admin/webhooks/actions";
-import { signInWithPassword, signOutAction } from "../app/login/actions";
+import { signInWithPassword, signOutAction, signOutEverywhereAction } from "../app/login/actions";
 import { setEmailPreferenceAction } from "../app/profile/actions";
 import { GET as inboxGET } from "../app/api/inbox/route";
 import { POST as previewPOST } from "../app/api/admin/policy/preview/route";
@@ -297,6 +297,45 @@ describe("sign-in and sign-out refuse cross-site posts", () => {
     await as("nobody");
     await signInWithPassword({}, creds());
     expect(signIn).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("ending sessions", () => {
+  const epochOf = async (email: string) => (await db().user.findUniqueOrThrow({ where: { email } })).sessionEpoch;
+
+  it("an admin ends another user's sessions; nobody else may, nor cross-site; each refusal changes nothing", async () => {
+    const lena = await userId(EMAIL.lena);
+    await as("nobody");
+    expectRefused(await endSessionsAction(IDLE, form({ userId: lena })), NOT_SIGNED_IN);
+    await as("tara");
+    expectRefused(await endSessionsAction(IDLE, form({ userId: lena })), WRONG_ROLE);
+    await as("admin", EVIL);
+    expectRefused(await endSessionsAction(IDLE, form({ userId: lena })), CROSS_SITE);
+    await as("admin", null);
+    expectRefused(await endSessionsAction(IDLE, form({ userId: lena })), CROSS_SITE);
+    expect(await epochOf(EMAIL.lena)).toBe(0);
+    await as("admin");
+    expect(await endSessionsAction(IDLE, form({ userId: lena }))).toMatchObject({ status: "done" });
+    expect(await epochOf(EMAIL.lena)).toBe(1);
+    expect(await db().auditEvent.count({ where: { type: "user.sessions-ended", actor: `user:${await userId(EMAIL.admin)}` } })).toBe(1);
+    // Lena's session (signed in under epoch 0) is refused at her next request.
+    await as("lena");
+    expectRefused(await endSessionsAction(IDLE, form({ userId: lena })), NOT_SIGNED_IN);
+  });
+
+  it("signing out everywhere needs the person's own session from this site; then ends all of theirs and this one", async () => {
+    for (const origin of [EVIL, null]) {
+      await as("lena", origin);
+      await signOutEverywhereAction();
+    }
+    await as("nobody");
+    await signOutEverywhereAction();
+    expect(signOut).not.toHaveBeenCalled();
+    expect(await epochOf(EMAIL.lena)).toBe(0);
+    await as("lena");
+    await signOutEverywhereAction();
+    expect(await epochOf(EMAIL.lena)).toBe(1);
+    expect(signOut).toHaveBeenCalledWith({ redirectTo: "/login" });
   });
 });
 

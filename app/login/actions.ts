@@ -4,7 +4,8 @@ import { AuthError } from "next-auth";
 import { headers } from "next/headers";
 import { credentialsSchema, signIn, signOut } from "@/lib/auth/auth";
 import { DEFAULT_RETURN_PATH, safeReturnPath } from "@/lib/auth/return-path";
-import { crossSiteRefusal } from "@/lib/auth/session";
+import { authorizeAction, crossSiteRefusal } from "@/lib/auth/session";
+import { endSessions } from "@/lib/auth/sessions";
 import { ssoConfig } from "@/lib/auth/sso-config";
 import { throttledMessage } from "@/lib/auth/throttle";
 
@@ -46,5 +47,16 @@ export async function signInWithProvider(formData: FormData): Promise<void> {
 export async function signOutAction(): Promise<void> {
   // Anyone may sign themselves out, but not from another site.
   if (crossSiteRefusal(await headers(), true)) return;
+  await signOut({ redirectTo: "/login" });
+}
+
+/**
+ * Signs the person out of every browser and device they are signed in with (the other sessions are refused at
+ * their next request, audited), then out of this one.
+ */
+export async function signOutEverywhereAction(): Promise<void> {
+  const who = await authorizeAction(["admin", "reviewer", "requester"]);
+  if (!who.ok) return;
+  await endSessions(who.user.id, `user:${who.user.id}`, new Date());
   await signOut({ redirectTo: "/login" });
 }

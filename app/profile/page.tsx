@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { ProfileForm } from "@/components/ProfileForm";
 import { requireUser } from "@/lib/auth/session";
 import { notificationPreference } from "@/lib/notify/preferences";
+import { signOutEverywhereAction } from "../login/actions";
 import { setEmailPreferenceAction } from "./actions";
 
 export const metadata: Metadata = { title: "Profile" };
@@ -30,6 +31,15 @@ export default async function ProfilePage() {
         )}
       </dl>
       <ProfileForm action={setEmailPreferenceAction} email={pref.email} emailConfigured={pref.emailConfigured} />
+      <form action={signOutEverywhereAction} className="rounded-lg border border-slate-200 bg-white p-4 text-sm" aria-labelledby="sessions-heading">
+        <h2 id="sessions-heading" className="font-medium text-slate-900">
+          Sessions
+        </h2>
+        <p className="mt-1 text-slate-700">Signed in on a device you no longer have? This signs you out of every browser, this one too.</p>
+        <button type="submit" className="mt-2 rounded-md border border-slate-300 bg-white px-3 py-1.5 font-medium text-slate-800 hover:bg-slate-50">
+          Sign out everywhere
+        </button>
+      </form>
     </section>
   );
 }

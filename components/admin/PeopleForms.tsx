@@ -123,6 +123,20 @@ export function RevokeAgentForm({ agentId, name, action }: { agentId: string; na
   );
 }
 
+/** End every session of a user (they are signed out everywhere at their next request). */
+export function EndSessionsForm({ userId, name, action }: { userId: string; name: string; action: Action<FormState> }) {
+  const [state, formAction, pending] = useActionState(action, { status: "idle" } as FormState);
+  return (
+    <form action={formAction} className="mt-2 flex flex-wrap items-center gap-2" aria-label={`End the sessions of ${name}`}>
+      <input type="hidden" name="userId" value={userId} />
+      <button type="submit" disabled={pending} className="rounded-md border border-slate-300 bg-white px-2.5 py-1 text-sm font-medium text-slate-800 hover:bg-slate-50 disabled:opacity-60">
+        {pending ? "Ending sessions…" : `End the sessions of ${name}`}
+      </button>
+      <Message state={state} />
+    </form>
+  );
+}
+
 /** Enable a pending OAuth agent for a user: its client's tokens are accepted from then on. */
 export function EnableAgentForm({ agentId, name, users, action }: { agentId: string; name: string; users: { id: string; name: string; email: string }[]; action: Action<FormState> }) {
   const [state, formAction, pending] = useActionState(action, { status: "idle" } as FormState);

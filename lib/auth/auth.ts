@@ -11,6 +11,7 @@
 import NextAuth, { CredentialsSignin } from "next-auth";
 import type { OIDCConfig } from "next-auth/providers";
 import Credentials from "next-auth/providers/credentials";
+import { sessionEpochOf } from "./sessions";
 import { checkSignIn, credentialsSchema } from "./sign-in";
 import { ssoConfig, type OidcProviderConfig } from "./sso-config";
 import { signInWithIdentity } from "./sso-sign-in";
@@ -49,7 +50,7 @@ export class SignInThrottled extends CredentialsSignin {
 }
 
 /** The claims this app keeps in the session token, beside Auth.js's own. */
-type AppClaims = { uid?: string; role?: string; groups?: string[] };
+type AppClaims = { uid?: string; role?: string; groups?: string[]; epoch?: number };
 
 export const { auth, signIn, signOut, handlers } = NextAuth({
   session: { strategy: "jwt", maxAge: 8 * 60 * 60 },
@@ -109,20 +110,22 @@ export const { auth, signIn, signOut, handlers } = NextAuth({
       Object.assign(user, result.user);
       return true;
     },
-    jwt({ token, user }) {
+    async jwt({ token, user }) {
       if (user) {
         const u = user as { id?: string; role?: string; groups?: string[] };
         const claims = token as typeof token & AppClaims;
         claims.uid = u.id;
         claims.role = u.role;
         claims.groups = u.groups ?? [];
+        // The session belongs to the user's sessions of now: ending them (lib/auth/sessions.ts) refuses it.
+        claims.epoch = u.id ? await sessionEpochOf(u.id) : 0;
       }
       return token;
     },
     session({ session, token }) {
       const claims = token as typeof token & AppClaims;
       if (session.user) {
-        Object.assign(session.user, { id: claims.uid, role: claims.role, groups: claims.groups ?? [] });
+        Object.assign(session.user, { id: claims.uid, role: claims.role, groups: claims.groups ?? [], epoch: claims.epoch ?? 0 });
       }
       return session;
     },

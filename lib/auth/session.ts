@@ -3,7 +3,8 @@
  * reviewer side calls one of these helpers itself; nothing relies on middleware.
  *
  * The JWT only names the user. Role, groups and the active flag are read fresh from the User row, so a reviewer
- * who is deactivated or moved out of a group loses access at once, not when their token expires.
+ * who is deactivated or moved out of a group loses access at once, not when their token expires; so is the session
+ * epoch, so a session ended by signing out everywhere or by an admin is refused at its next request.
  */
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
@@ -12,6 +13,7 @@ import { z } from "zod";
 import { db } from "@/lib/db/client";
 import { auth } from "./auth";
 import { loginPathFor } from "./return-path";
+import { sessionStillValid } from "./sessions";
 
 /** The path of the page being rendered, set by proxy.ts for pages (so a sign-in can return to it). */
 export const PAGE_PATH_HEADER = "x-countersign-page";
@@ -32,7 +34,7 @@ export const REVIEW_ROLES: readonly Role[] = ["reviewer"];
 /** Roles that may read approval requests: reviewers (their groups' requests) and admins (all, read-only). */
 export const VIEW_ROLES: readonly Role[] = ["reviewer", "admin"];
 
-const sessionUserSchema = z.object({ id: z.string().min(1) });
+const sessionUserSchema = z.object({ id: z.string().min(1), epoch: z.number().int().optional() });
 
 /** The signed-in, active user, or null. Memoized per server request (layout and page ask once between them). */
 export const currentUser = cache(async function currentUser(): Promise<SessionUser | null> {
@@ -41,9 +43,11 @@ export const currentUser = cache(async function currentUser(): Promise<SessionUs
   if (!parsed.success) return null;
   const user = await db().user.findUnique({
     where: { id: parsed.data.id },
-    select: { id: true, name: true, email: true, role: true, groups: true, active: true },
+    select: { id: true, name: true, email: true, role: true, groups: true, active: true, sessionEpoch: true },
   });
   if (!user || !user.active) return null;
+  // Signed out everywhere, or an admin ended this user's sessions, since this session was signed in.
+  if (!sessionStillValid(parsed.data.epoch, user.sessionEpoch)) return null;
   return { id: user.id, name: user.name, email: user.email, role: user.role as Role, groups: user.groups };
 });
 

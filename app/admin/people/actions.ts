@@ -5,6 +5,7 @@ import { z } from "zod";
 import { AgentInput, EnableInput, createAgent, enableAgent, revokeAgent } from "@/lib/admin/agents";
 import { updateUser, UserUpdate } from "@/lib/admin/people";
 import { ADMIN_ROLES, authorizeAction } from "@/lib/auth/session";
+import { endSessions } from "@/lib/auth/sessions";
 
 export type FormState = { status: "idle" } | { status: "error"; message: string } | { status: "done"; message: string };
 export type AgentFormState =
@@ -86,4 +87,16 @@ export async function enableAgentAction(_prev: FormState, formData: FormData): P
   } catch (e) {
     return { status: "error", message: e instanceof Error && /active user/.test(e.message) ? e.message : "The agent could not be enabled." };
   }
+}
+
+const endSessionsSchema = z.object({ userId: z.uuid() });
+
+/** End every session of a user: each browser they are signed in with is signed out at its next request (audited). */
+export async function endSessionsAction(_prev: FormState, formData: FormData): Promise<FormState> {
+  const who = await authorizeAction(ADMIN_ROLES);
+  if (!who.ok) return { status: "error", message: who.error };
+  const parsed = endSessionsSchema.safeParse({ userId: text(formData, "userId") });
+  if (!parsed.success) return { status: "error", message: "That user could not be read." };
+  const ended = await endSessions(parsed.data.userId, `user:${who.user.id}`, new Date());
+  return ended ? { status: "done", message: "Their sessions end at their next request." } : { status: "error", message: "No such user." };
 }

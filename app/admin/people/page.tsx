@@ -1,12 +1,12 @@
 import type { Metadata } from "next";
-import { CreateAgentForm, EnableAgentForm, RevokeAgentForm, UserForm } from "@/components/admin/PeopleForms";
+import { CreateAgentForm, EnableAgentForm, EndSessionsForm, RevokeAgentForm, UserForm } from "@/components/admin/PeopleForms";
 import { Notice } from "@/components/Notice";
 import { Section } from "@/components/Section";
 import { formatWhen } from "@/components/when";
 import { listAgents, listUsers } from "@/lib/admin/read";
 import { requireRole } from "@/lib/auth/session";
 import { groupsSourceLabel, ssoProviders } from "@/lib/auth/sso-config";
-import { createAgentAction, enableAgentAction, revokeAgentAction, updateUserAction } from "./actions";
+import { createAgentAction, enableAgentAction, endSessionsAction, revokeAgentAction, updateUserAction } from "./actions";
 
 export const metadata: Metadata = { title: "People and agents" };
 export const dynamic = "force-dynamic";
@@ -31,6 +31,7 @@ export default async function PeoplePage() {
           {users.map((u) => (
             <li key={u.id} className="py-3">
               <UserForm user={u} self={u.id === admin.id} action={updateUserAction} source={sso ? groupsSourceLabel(u.groupsSource) : undefined} />
+              {u.id !== admin.id && <EndSessionsForm userId={u.id} name={u.name} action={endSessionsAction} />}
             </li>
           ))}
         </ul>
