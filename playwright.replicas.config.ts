@@ -1,4 +1,5 @@
-import { defineConfig, devices } from "@playwright/test";
+import { defineConfig } from "@playwright/test";
+import { chromiumProject } from "./e2e/chromium-project";
 
 /**
  * The multi-replica tests (e2e-replicas/): three Countersign servers from the production build on one fresh
@@ -17,16 +18,5 @@ export default defineConfig({
   expect: { timeout: 20_000 },
   reporter: process.env.CI ? "line" : "list",
   use: { trace: "retain-on-failure", screenshot: "only-on-failure" },
-  projects: [
-    {
-      name: "chromium",
-      use: {
-        ...devices["Desktop Chrome"],
-        launchOptions: {
-          executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-          args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-        },
-      },
-    },
-  ],
+  projects: [chromiumProject],
 });
