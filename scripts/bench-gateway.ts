@@ -17,7 +17,7 @@ import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { startEmbedded } from "../lib/db/embedded";
 import { applyMigrations } from "../lib/db/migrate";
-import { median } from "./bench-support";
+import { countStatements, median } from "./bench-support";
 
 const N = Number(process.env.N ?? 300);
 const CONCURRENT_CALLS = Number(process.env.CONCURRENT_CALLS ?? 400);
@@ -120,6 +120,11 @@ const directMs = await latency(direct, "echo");
 const gatewayMs = await latency(gateway, "everything__echo");
 // The same route with a built-in allowed tool (a staging deploy): Countersign's own per-call work, no forwarding.
 const builtinMs = await latency(gateway, "deploy_service", deployArgs);
+// The database statements of one call through Countersign (authentication, policy read, the call's record and
+// audit event), counted at the driver: the part of the overhead that is round trips.
+const counter = await countStatements();
+const oneCall = await counter.measure(() => gateway.callTool({ name: "everything__echo", arguments: echoArgs(0) }));
+counter.restore();
 const directClients = await Promise.all(Array.from({ length: CLIENTS }, directClient));
 const gatewayClients = await Promise.all(Array.from({ length: CLIENTS }, gatewayClient));
 const directRps = await throughput(directClients, "echo");
@@ -140,6 +145,7 @@ const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
 
 console.log(`gateway benchmark (${os.cpus().length} cores, Node ${process.version}, database: embedded PGlite in memory)`);
 console.log(`  median latency, ${N} sequential echo calls: direct ${directMs.toFixed(2)} ms, through Countersign ${gatewayMs.toFixed(2)} ms (ratio ${(gatewayMs / directMs).toFixed(2)}x)`);
+console.log(`  database statements in one call through Countersign: ${oneCall.statements} (${oneCall.transactions} transactions, ${oneCall.dbMs.toFixed(2)} ms)`);
 console.log(`  for comparison, an allowed built-in call (deploy_service to staging) through the same route: ${builtinMs.toFixed(2)} ms`);
 console.log(`  throughput, ${CLIENTS} concurrent clients, ${CONCURRENT_CALLS} calls: direct ${directRps.toFixed(0)}/s, through Countersign ${gatewayRps.toFixed(0)}/s (${((gatewayRps / directRps) * 100).toFixed(0)}%)`);
 console.log(`  one supervised stdio upstream (server-filesystem): resident memory ${(rssKb / 1024).toFixed(1)} MiB`);

@@ -36,7 +36,23 @@ function eventBody(e: { at: Date; type: string; actor: string; taskId: string | 
   return canonicalJson({ at: e.at.toISOString(), type: e.type, actor: e.actor, taskId: e.taskId, requestId: e.requestId, data: e.data });
 }
 
+/**
+ * A write that commits with an audit event in one statement, so the pair costs one round trip and no transaction:
+ * `sql` is a data-modifying statement (an INSERT or UPDATE) with its own parameters numbered from $1.
+ */
+export type AuditedWrite = { sql: string; params: unknown[] };
+
 export async function appendAudit(tx: Tx, input: AuditInput): Promise<void> {
+  return appendAuditWith(tx, input, null);
+}
+
+/**
+ * appendAudit with `write` as a data-modifying CTE of the same statement: both commit or neither does, the event's
+ * place in the chain is taken by the same row lock. For a state change and its event where nothing else must be in
+ * the transaction (an allowed call's record and `call.executed`). A write that affects no row fails the append.
+ */
+export async function appendAuditWith(tx: Tx | Pick<Tx, "$executeRawUnsafe">, input: AuditInput, write: AuditedWrite | null): Promise<void> {
+  if (write && input.announce) throw new Error("an audited write cannot announce a webhook: append it in a transaction");
   const e = {
     at: input.at,
     type: input.type,
@@ -47,9 +63,12 @@ export async function appendAudit(tx: Tx, input: AuditInput): Promise<void> {
   };
   const body = eventBody(e);
   // Insert-or-advance the head (a trail with no head yet starts from genesis), then the event it links to.
+  // The write's parameters follow the event's eight.
+  const prelude = write ? `written AS (${write.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + 8}`)} RETURNING 1), ` : "";
   const inserted = await tx.$executeRawUnsafe(
-    `WITH head AS (
-       INSERT INTO "AuditHead" AS h ("id", "prevHash", "hash") VALUES (1, $1::text, ${STEP("$1::text", "$2::text")})
+    `WITH ${prelude}head AS (
+       INSERT INTO "AuditHead" AS h ("id", "prevHash", "hash")
+       SELECT 1, $1::text, ${STEP("$1::text", "$2::text")}${write ? " WHERE EXISTS (SELECT 1 FROM written)" : ""}
        ON CONFLICT ("id") DO UPDATE SET "prevHash" = h."hash", "hash" = ${STEP("h.\"hash\"", "$2::text")}
        RETURNING "prevHash", "hash")
      INSERT INTO "AuditEvent" ("at", "type", "taskId", "requestId", "actor", "data", "prevHash", "hash")
@@ -62,9 +81,10 @@ export async function appendAudit(tx: Tx, input: AuditInput): Promise<void> {
     e.requestId,
     e.actor,
     JSON.stringify(e.data),
+    ...(write?.params ?? []),
   );
-  if (inserted !== 1) throw new Error("the audit event was not appended");
+  if (inserted !== 1) throw new Error(write ? "the audited write changed nothing, so neither it nor its event was written" : "the audit event was not appended");
   if (input.announce) {
-    await enqueueWebhooks(tx, input.announce.event, { taskId: e.taskId, requestId: e.requestId, ...input.announce.data }, input.at);
+    await enqueueWebhooks(tx as Tx, input.announce.event, { taskId: e.taskId, requestId: e.requestId, ...input.announce.data }, input.at);
   }
 }

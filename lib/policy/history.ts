@@ -12,8 +12,11 @@
  * take turns: the second measures after the first's record is committed (READ COMMITTED takes a fresh snapshot
  * per statement, and the lock is taken by a statement of its own before the measuring one).
  */
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { db, Prisma } from "../db/client";
+import { aadFor } from "../db/sealed";
+import { seal } from "../crypto/seal";
+import type { AuditedWrite } from "../audit/append";
 import { callMoney, type ResourceAttr } from "./schema";
 
 export type HistoryDef = { name: string; tool: string; windowSec: number; per: "resource" | "agent" | "user" | "tool" };
@@ -152,12 +155,20 @@ export function windowsApply(defs: HistoryDef[], tool: string): boolean {
 }
 
 /**
- * Records a call that has run, in the caller's transaction (with its audit event): for a tool no window reads,
- * nothing waits on the record, so it is written once, after the fact, as `executed`.
+ * The record of a call that has run, as a write for appendAuditWith (the record and the call's audit event in one
+ * statement): for a tool no window reads, nothing waits on the record, so it is written once, after the fact, as
+ * `executed`. The snapshot is sealed here, as the client extension would seal it (the statement bypasses it).
  */
-export async function recordExecuted(tx: Tx, call: HistoryCall, now: Date): Promise<void> {
+export function executedRecordWrite(call: HistoryCall, now: Date): AuditedWrite {
   checkCall(call);
-  await tx.callRecord.create({ data: { ...recordData(call, "reserved", now), status: "executed", settledAt: now }, select: { id: true } });
+  const id = randomUUID();
+  const d = recordData(call, "reserved", now);
+  const snapshot = call.snapshot ? JSON.stringify(seal(call.snapshot, aadFor("CallRecord", "snapshot", { id }))) : null;
+  return {
+    sql: `INSERT INTO "CallRecord" ("id", "tool", "agentId", "userId", "resourceType", "resourceId", "amountMinor", "currency", "status", "snapshot", "createdAt", "settledAt")
+          VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8, 'executed', $9::jsonb, $10::timestamp(3), $10::timestamp(3))`,
+    params: [id, d.tool, d.agentId, d.userId, d.resourceType, d.resourceId, d.amountMinor === null ? null : d.amountMinor.toString(), d.currency, snapshot, now],
+  };
 }
 
 /**

@@ -4,11 +4,11 @@
  * requestable denial.
  */
 import { db } from "../db/client";
-import { appendAudit } from "../audit/append";
+import { appendAudit, appendAuditWith } from "../audit/append";
 import { digest } from "../canonical";
 import { evaluate, type CompiledPolicy, type Decision } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
-import { historyCallOf, recordExecuted, settleRecord, windowsApply, withHistory } from "../policy/history";
+import { executedRecordWrite, historyCallOf, settleRecord, windowsApply, withHistory } from "../policy/history";
 import { subjectOf } from "../auth/agents";
 import { getTool, toolVersion } from "../tools/catalog";
 import { countCall } from "../metrics";
@@ -131,16 +131,21 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
       const out = await tool.run(args, { taskId: null, now, resource: { type: resource.type, id: resource.id } });
       if (opts.progress) opts.progress.stage = "ran";
       // A tool error the tool itself reported (an upstream's isError result) still ran: recorded like any call.
-      await db().$transaction(async (tx) => {
-        if (recordId) await settleRecord({ id: recordId }, "executed", now, tx);
-        else await recordExecuted(tx, historyCall, now);
-        await appendAudit(tx, {
-          type: "call.executed",
-          actor: `agent:${principal.agentId}`,
-          data: { tool: tool.name, argumentsDigest, rule: decision.rule, ...(out.isError ? { isError: true } : {}) },
-          at: now,
+      const executed = {
+        type: "call.executed",
+        actor: `agent:${principal.agentId}`,
+        data: { tool: tool.name, argumentsDigest, rule: decision.rule, ...(out.isError ? { isError: true } : {}) },
+        at: now,
+      };
+      if (recordId) {
+        await db().$transaction(async (tx) => {
+          await settleRecord({ id: recordId }, "executed", now, tx);
+          await appendAudit(tx, executed);
         });
-      });
+      } else {
+        // The common case (no window counted the call first): its record and its event in one statement.
+        await appendAuditWith(db(), executed, executedRecordWrite(historyCall, now));
+      }
       return { kind: "result", outcome: { text: out.text, isError: out.isError === true, structured: out.structured, content: out.content } };
     } catch (e) {
       if (e instanceof ToolOutcomeUnknownError) {
