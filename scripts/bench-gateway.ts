@@ -2,7 +2,7 @@
  * Gateway benchmark: `npm run bench:gateway`. Prints figures; it is not a test.
  *
  * In one run, against @modelcontextprotocol/server-everything over Streamable HTTP (a child process on a loopback
- * port) and a scratch database (in-memory embedded PGlite): the same allowed call (`echo`) made directly to the
+ * port) and a scratch database (in-memory embedded PGlite, or a fresh database on the PostgreSQL server DATABASE_URL names): the same allowed call (`echo`) made directly to the
  * upstream with the SDK client, and through Countersign's /mcp (route handler behind a Node HTTP server, policy,
  * audit, forwarding); median latency over N sequential calls and throughput with 8 concurrent clients; then the
  * resident memory of one supervised stdio upstream (server-filesystem).
@@ -15,7 +15,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { startEmbedded } from "../lib/db/embedded";
+import { scratchDatabase } from "./bench-db";
 import { applyMigrations } from "../lib/db/migrate";
 import { countStatements, median } from "./bench-support";
 
@@ -45,7 +45,7 @@ async function waitListening(port: number): Promise<void> {
   throw new Error("server-everything did not start");
 }
 
-const server = await startEmbedded({ dataDir: null });
+const server = await scratchDatabase();
 process.env.DATABASE_URL = server.url;
 process.env.COUNTERSIGN_DATA_KEYS ??= `bench:${Buffer.alloc(32, 7).toString("base64")}`;
 await applyMigrations(server.url);
@@ -143,7 +143,7 @@ const pid = await upstreamPid(fsServer.id);
 const status = pid ? await fs.readFile(`/proc/${pid}/status`, "utf8").catch(() => "") : "";
 const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
 
-console.log(`gateway benchmark (${os.cpus().length} cores, Node ${process.version}, database: embedded PGlite in memory)`);
+console.log(`gateway benchmark (${os.cpus().length} cores, Node ${process.version}, database: ${server.kind})`);
 console.log(`  median latency, ${N} sequential echo calls: direct ${directMs.toFixed(2)} ms, through Countersign ${gatewayMs.toFixed(2)} ms (ratio ${(gatewayMs / directMs).toFixed(2)}x)`);
 console.log(`  database statements in one call through Countersign: ${oneCall.statements} (${oneCall.transactions} transactions, ${oneCall.dbMs.toFixed(2)} ms)`);
 console.log(`  for comparison, an allowed built-in call (deploy_service to staging) through the same route: ${builtinMs.toFixed(2)} ms`);
@@ -156,5 +156,5 @@ await closeUpstreams();
 everything.kill();
 await fs.rm(folder, { recursive: true, force: true });
 await closeDb();
-await server.stop();
+await server.drop();
 process.exit(0);

@@ -26,7 +26,7 @@ const call = () => ({
   resourceType: "Service",
   resourceId: "payments",
   money: null,
-  snapshot: { args: { service: "payments", secret: "do-not-store-in-plain-text" }, resource: { type: "Service", id: "payments" } },
+  snapshot: { args: { service: "payments", secret: "do-not-store-in-plain-text" }, resource: { type: "Service", id: "payments", properties: { environment: "staging" } } },
 });
 
 describe("appendAuditWith", () => {
