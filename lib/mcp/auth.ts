@@ -8,7 +8,8 @@
  * without an error code (RFC 6750 section 3.1). Static `cs_` tokens keep working unchanged.
  */
 import { OAuthError, OAuthErrorCode, requireBearerAuth, type AuthInfo, type OAuthTokenVerifier } from "@modelcontextprotocol/server";
-import { authenticateAgent } from "../auth/agents";
+import { authenticateAgentWith } from "../auth/agents";
+import { POLICY_HEAD_COLUMNS, type PolicyHead } from "../policy/store";
 import { TokenRefused, oauthPrincipal, verifyAccessTokenJwt } from "../auth/oauth";
 import { oauthConfig, type OAuthConfig } from "../auth/oauth-config";
 import type { Principal } from "../tasks/types";
@@ -29,15 +30,18 @@ function noting<T>(p: Promise<T>): Promise<T> {
 }
 
 async function staticAgent(token: string, scopes: string[]): Promise<AuthInfo> {
-  const principal = await noting(authenticateAgent(token));
-  if (!principal) throw new OAuthError(OAuthErrorCode.InvalidToken, "Unknown or revoked agent token");
+  // The policy's head rides on the authentication statement: the request's policy read costs no round trip.
+  const found = await noting(authenticateAgentWith<PolicyHead>(token, POLICY_HEAD_COLUMNS));
+  if (!found) throw new OAuthError(OAuthErrorCode.InvalidToken, "Unknown or revoked agent token");
+  const { principal } = found;
+  const policyHead: PolicyHead = { doc: found.also.doc, rules: found.also.rules, catalog: found.also.catalog };
   return {
     token,
     clientId: principal.agentId,
     // A static agent token is not scoped: it holds whatever scopes the endpoint requires.
     scopes,
     expiresAt: Math.floor(Date.now() / 1000) + VERIFICATION_HORIZON_S,
-    extra: { principal },
+    extra: { principal, policyHead },
   };
 }
 
@@ -90,6 +94,12 @@ export async function requireAgent(request: Request): Promise<AuthInfo | Respons
     };
   }
   return oauthGate.gate(request);
+}
+
+/** The policy head the request's authentication read with the agent, when it did (static tokens). */
+export function policyHeadOf(authInfo: AuthInfo | undefined): PolicyHead | undefined {
+  const h = authInfo?.extra?.policyHead as PolicyHead | undefined;
+  return h && typeof h === "object" && "doc" in h && "rules" in h && "catalog" in h ? h : undefined;
 }
 
 export function principalOf(authInfo: AuthInfo | undefined): Principal | null {

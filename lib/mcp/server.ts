@@ -19,8 +19,8 @@ import { conformanceMode } from "../tools/conformance-fixtures";
 import { listTools } from "../tools/catalog";
 import { subjectOf } from "../auth/agents";
 import { visibleTools } from "../policy/evaluate";
-import { currentPolicy } from "../policy/store";
-import { principalOf } from "./auth";
+import { currentPolicy, type PolicyHead } from "../policy/store";
+import { policyHeadOf, principalOf } from "./auth";
 import type { Principal } from "../tasks/types";
 import { advertisedOnly, callToolHandler, clientCapabilities, guard, requirePrincipal, tasksRequired } from "./calls";
 import { registerConformanceFixtures } from "./conformance/fixtures";
@@ -58,7 +58,7 @@ export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
     requestState: { verify: openState },
   });
 
-  if (toolsNeeded) await registerTools(server, principal);
+  if (toolsNeeded) await registerTools(server, principal, policyHeadOf(ctx.authInfo));
 
   // tasks/get, tasks/update and tasks/cancel exist only on the 2026-07-28 era, where only the custom-schema form
   // registers them. A 2025-era client has no per-request capabilities, so it never receives a task.
@@ -96,9 +96,10 @@ export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
 const TASK_METHODS = new Set(["tasks/get", "tasks/update", "tasks/cancel"]);
 
 /** The catalog's tools (each call decided by lib/tasks/call), the degraded tools, and tools/list by policy. */
-async function registerTools(server: McpServer, principal: Principal | null): Promise<void> {
-  // One statement: the current policy, and with it the current tool catalog this request registers and calls.
-  const policy = await currentPolicy();
+async function registerTools(server: McpServer, principal: Principal | null, head: PolicyHead | undefined): Promise<void> {
+  // The current policy, and with it the current tool catalog this request registers and calls: from the head the
+  // authentication statement read, or one statement.
+  const policy = await currentPolicy(head);
   const tools = new ToolTable(server);
   const catalog = listTools({ held: true });
   const held = new Set(catalog.filter((t) => t.held).map((t) => t.name));

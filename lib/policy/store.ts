@@ -3,7 +3,7 @@
  * compiled once per distinct content and kept compiled. Every evaluation reads which versions are current (so a
  * save on one replica is seen by all at the next call) but compiles only when they changed.
  */
-import { db } from "../db/client";
+import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { digest } from "../canonical";
 import { CATALOG_FINGERPRINT_SQL, policyTools, syncCatalog } from "../tools/catalog";
@@ -61,16 +61,25 @@ function catalogKey(tools: PolicyTool[]): string {
   return key;
 }
 
+/** Which versions of policy and catalog are current: what currentPolicy reads before anything else. */
+export type PolicyHead = { doc: string | null; rules: string | null; catalog: string | null };
+
+/**
+ * The policy head as columns another statement can carry (`doc`, `rules`, `catalog`), so a request that reads
+ * something else first (its agent) learns the policy's version in the same round trip.
+ */
+export const POLICY_HEAD_COLUMNS = Prisma.sql`(SELECT id FROM "PolicyDocument" ORDER BY version DESC LIMIT 1) AS doc,
+           (SELECT md5(string_agg(r::text, '|' ORDER BY r.id)) FROM "PolicyRule" r WHERE r.active) AS rules,
+           ${CATALOG_FINGERPRINT_SQL} AS catalog`;
+
 /**
  * The current policy, compiled, and the tool catalog it was compiled for brought up to date. One statement tells
  * which versions are current (the document's id, a fingerprint of the active form rules' rows and the catalog's
- * fingerprint); only when they changed are the rows read and compiled again.
+ * fingerprint); only when they changed are the rows read and compiled again. `known` is that head when the
+ * request's first statement already read it (POLICY_HEAD_COLUMNS), so the policy costs no statement of its own.
  */
-export async function currentPolicy(): Promise<CompiledPolicy> {
-  const [head] = await db().$queryRaw<{ doc: string | null; rules: string | null; catalog: string | null }[]>`
-    SELECT (SELECT id FROM "PolicyDocument" ORDER BY version DESC LIMIT 1) AS doc,
-           (SELECT md5(string_agg(r::text, '|' ORDER BY r.id)) FROM "PolicyRule" r WHERE r.active) AS rules,
-           ${CATALOG_FINGERPRINT_SQL} AS catalog`;
+export async function currentPolicy(known?: PolicyHead): Promise<CompiledPolicy> {
+  const head = known ?? (await db().$queryRaw<PolicyHead[]>`SELECT ${POLICY_HEAD_COLUMNS}`)[0];
   // The same statement brings the tool catalog's fingerprint: the catalog is current too, at no extra statement.
   await syncCatalog(head?.catalog ?? null);
   const tools = policyTools();
