@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
 import { sweep } from "../lib/execution/sweep";
 import { deliverNotifications, NOTIFY_RETRY_DELAYS_MS } from "../lib/notify/deliver";
+import { cancelTask } from "../lib/tasks/cancel";
 import { decide } from "../lib/tasks/decide";
 import { handleSlackCommand, handleSlackInteraction, SLACK_DENIAL_REASON } from "../lib/slack/interactions";
 import { issueSlackLinkCode } from "../lib/slack/link";
@@ -277,6 +278,27 @@ describe("Slack approvals", () => {
     expect(updates()).toHaveLength(1);
     expect(updates()[0].args.text).toBe("Expired without a decision: EUR 180.00 refund on order O-2289");
     expect(actionIds(updates()[0])).toEqual(["countersign_open"]);
+  });
+
+  it("a withdrawn request's message is updated to say so, and a button pressed after that is refused in words", async () => {
+    await link("lena.lead@countersign.test", "U0LENA", at(0));
+    const { taskId, requestId } = await refund();
+    await deliverNotifications(at(1000));
+    expect(await cancelTask(await principal("support-bot"), taskId, at(MIN))).toMatchObject({ ok: true });
+    expect(await status(requestId)).toBe("cancelled");
+    await deliverNotifications(at(2 * MIN));
+    expect(updates().map((c) => c.args.text)).toEqual(["Withdrawn before a decision: EUR 180.00 refund on order O-2289"]);
+    await press("U0LENA", APPROVE_ACTION, requestId, at(3 * MIN));
+    expect(ephemerals()[0].args.text).toBe("Not recorded: This request is already cancelled.");
+    expect(await db().review.count()).toBe(0);
+  });
+
+  it("a request decided before its message went out is posted once, as decided", async () => {
+    const { requestId } = await refund();
+    await decide({ requestId, reviewerId: await userId("sam.lead@countersign.test"), decision: "approve" }, at(MIN));
+    expect(await deliverNotifications(at(2 * MIN))).toMatchObject({ sent: 1, skipped: 1 });
+    expect(posts().map((c) => c.args.text)).toEqual(["Approved: EUR 180.00 refund on order O-2289"]);
+    expect(updates()).toHaveLength(0);
   });
 
   it("while the Slack API is down the outbox retries later and loses nothing; no token in what is stored", async () => {

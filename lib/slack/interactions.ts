@@ -31,6 +31,10 @@ const SEEN_FOR_MS = 2 * SLACK_TIMESTAMP_WINDOW_SEC * 1000;
 /** The reason given to a denial made in Slack (Slack's buttons carry no text). */
 export const SLACK_DENIAL_REASON = "Denied in Slack.";
 
+/** Slack's payloads are small; a larger body is refused before it is read as a form. */
+export const MAX_SLACK_BODY = 64 * 1024;
+const TOO_LARGE: SlackReply = { status: 413, body: { error: "too large" } };
+
 const REFUSED: SlackReply = { status: 401, body: { error: "invalid request" } };
 
 async function audit(type: string, actor: string, data: Record<string, unknown>, now: Date, requestId?: string) {
@@ -71,6 +75,7 @@ const blockActions = z.object({
 /** A signed POST to the interactions URL: form-encoded, the block_actions payload as JSON in `payload`. */
 export async function handleSlackInteraction(headers: Headers, rawBody: string, now: Date, api?: SlackApi): Promise<SlackReply> {
   if (!slackSigningSecret()) return { status: 404, body: { error: "Slack is not configured" } };
+  if (rawBody.length > MAX_SLACK_BODY) return TOO_LARGE;
   if (!(await genuine("interaction", headers, rawBody, now))) return REFUSED;
   let parsed;
   try {
@@ -127,6 +132,7 @@ const COMMAND_HELP = "Use `/countersign link <code>` with the code from your Cou
 /** A signed POST to the slash command URL: form-encoded command, text, user_id, team_id. Answered ephemerally. */
 export async function handleSlackCommand(headers: Headers, rawBody: string, now: Date): Promise<SlackReply> {
   if (!slackSigningSecret()) return { status: 404, body: { error: "Slack is not configured" } };
+  if (rawBody.length > MAX_SLACK_BODY) return TOO_LARGE;
   if (!(await genuine("command", headers, rawBody, now))) return REFUSED;
   const form = new URLSearchParams(rawBody);
   const who: SlackIdentity = { teamId: form.get("team_id") ?? "", userId: form.get("user_id") ?? "" };

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { decidableInChat } from "./decidable";
 import { APPROVE_ACTION, DENY_ACTION, escapeMrkdwn, requestMessage } from "./message";
 import { slackSignature, verifySlackSignature } from "./signature";
+import { describeSlackSettings } from "./settings";
 import type { RequestFacts } from "../notify/render";
 
 const NOW = new Date("2100-11-30T10:00:00Z");
@@ -81,5 +82,27 @@ describe("Slack request signatures", () => {
     expect(verifySlackSignature({ secret, timestamp: ts, signature: sig, rawBody: body }, new Date(NOW.getTime() - 301_000))).toEqual({ ok: false, reason: "stale timestamp" });
     expect(verifySlackSignature({ secret, timestamp: null, signature: sig, rawBody: body }, NOW)).toEqual({ ok: false, reason: "missing signature" });
     expect(verifySlackSignature({ secret, timestamp: "1e9", signature: sig, rawBody: body }, NOW)).toEqual({ ok: false, reason: "stale timestamp" });
+  });
+});
+
+describe("Slack settings", () => {
+  const withEnv = <T>(vars: Record<string, string | undefined>, f: () => T): T => {
+    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+    for (const [k, v] of Object.entries(vars)) v === undefined ? delete process.env[k] : (process.env[k] = v);
+    try {
+      return f();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) v === undefined ? delete process.env[k] : (process.env[k] = v);
+    }
+  };
+  const ALL = ["COUNTERSIGN_SLACK_BOT_TOKEN", "COUNTERSIGN_SLACK_CHANNEL", "COUNTERSIGN_SLACK_SIGNING_SECRET", "COUNTERSIGN_SLACK_API_URL"];
+  const unset = Object.fromEntries(ALL.map((k) => [k, undefined]));
+
+  it("off when unset; on says what is on without the token or the signing secret; a bad API URL is named", () => {
+    expect(withEnv(unset, describeSlackSettings)).toMatch(/^Slack off/);
+    const on = withEnv({ ...unset, COUNTERSIGN_SLACK_BOT_TOKEN: "xoxb-secret-token", COUNTERSIGN_SLACK_CHANNEL: "C1", COUNTERSIGN_SLACK_SIGNING_SECRET: "shh-secret" }, describeSlackSettings);
+    expect(on).toBe("Slack messages on to channel C1 via slack.com, interactions on");
+    expect(on).not.toMatch(/secret/);
+    expect(() => withEnv({ ...unset, COUNTERSIGN_SLACK_API_URL: "ftp://x" }, describeSlackSettings)).toThrow(/COUNTERSIGN_SLACK_API_URL/);
   });
 });

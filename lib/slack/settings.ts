@@ -6,6 +6,7 @@
  *  - COUNTERSIGN_SLACK_API_URL         the Web API base (default https://slack.com/api/)
  * None of them is ever logged or written to the audit trail.
  */
+import { SettingError } from "../notify/settings";
 
 export type SlackSettings = { token: string; channel: string; apiUrl: string };
 
@@ -32,10 +33,18 @@ export function slackSigningSecret(): string | null {
   return env("COUNTERSIGN_SLACK_SIGNING_SECRET");
 }
 
-/** What is on, in words without any secret. */
+/** What is on, in words without any secret; throws a SettingError when COUNTERSIGN_SLACK_API_URL is not a URL. */
 export function describeSlackSettings(): string {
   const s = slackSettings();
+  let host = "";
+  try {
+    const u = new URL(slackApiUrl());
+    if (u.protocol !== "https:" && u.protocol !== "http:") throw new Error("scheme");
+    host = u.host;
+  } catch {
+    throw new SettingError("COUNTERSIGN_SLACK_API_URL is not an http(s) URL; expected e.g. https://slack.com/api/.");
+  }
   const secret = slackSigningSecret();
   if (!s && !secret) return "Slack off (COUNTERSIGN_SLACK_BOT_TOKEN / COUNTERSIGN_SLACK_CHANNEL unset)";
-  return `Slack messages ${s ? `on to channel ${s.channel} via ${new URL(s.apiUrl).host}` : "off"}, interactions ${secret ? "on" : "off (COUNTERSIGN_SLACK_SIGNING_SECRET unset)"}`;
+  return `Slack messages ${s ? `on to channel ${s.channel} via ${host}` : "off"}, interactions ${secret ? "on" : "off (COUNTERSIGN_SLACK_SIGNING_SECRET unset)"}`;
 }
