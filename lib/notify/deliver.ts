@@ -166,5 +166,6 @@ export async function requestFacts(requestId: string, link: string | null): Prom
     requesterName: requester?.name ?? body.requester?.userName ?? "a user",
     reviews: reviews.map((v) => ({ name: v.reviewer.name, decision: v.decision, comment: v.comment })),
     link,
+    requirements: body.requirements,
   };
 }

@@ -10,7 +10,7 @@ import { requestFacts } from "../notify/deliver";
 import type { NotificationChannel } from "../notify/channels";
 import { requestLink } from "../notify/settings";
 import { webApi, type SlackApi } from "./api";
-import { decidableInChat } from "./decidable";
+import { decidableInChat, storedRequirements } from "./decidable";
 import { requestMessage } from "./message";
 import { slackSettings } from "./settings";
 
@@ -20,7 +20,7 @@ export async function deliverRequestMessage(api: SlackApi, channel: string, row:
   if (facts === "sealed") return { skip: "the request's stored details failed their integrity check" };
   if (!facts) return { skip: "the request no longer exists" };
   const posted = await db().slackMessage.findUnique({ where: { requestId: row.requestId } });
-  const body = requestMessage(facts, decidableInChat(facts), now);
+  const body = requestMessage(facts, decidableInChat(storedRequirements(facts.approvalsRequired, facts)), now);
   if (row.kind === "created") {
     if (posted) return { skip: "the request's message is already posted" };
     if (facts.status !== "pending") return { skip: "the request is no longer pending" };

@@ -17,7 +17,7 @@ import { decide } from "../tasks/decide";
 import { readBody, summaryOf } from "../inbox/body";
 import { logWarn } from "../log";
 import { webApi, type SlackApi } from "./api";
-import { decidableInChat } from "./decidable";
+import { decidableInChat, storedRequirements } from "./decidable";
 import { APPROVE_ACTION, DENY_ACTION, OPEN_ACTION } from "./message";
 import { linkedUserId, linkSlackAccount, slackKey, unlinkSlackAccount, type SlackIdentity } from "./link";
 import { slackSettings, slackSigningSecret } from "./settings";
@@ -115,11 +115,12 @@ export async function decideFromSlack(who: SlackIdentity, requestId: string, dec
   const userId = await linkedUserId(who);
   if (!userId) return refuse("Your Slack account is not linked to a Countersign reviewer. Link it from your profile page in Countersign.");
   if (!req) return refuse("No such request.", { userId });
-  if (decision === "approve" && !decidableInChat(req)) {
+  const body = readBody(req.body);
+  if (decision === "approve" && !decidableInChat(storedRequirements(req.approvalsRequired, body))) {
     return refuse("This request cannot be approved in Slack: it needs more than one approver. Open it in Countersign to approve it.", { userId });
   }
   const result = await decide({ requestId, reviewerId: userId, decision, comment: decision === "deny" ? SLACK_DENIAL_REASON : undefined }, now);
-  const summary = summaryOf(readBody(req.body));
+  const summary = summaryOf(body);
   if (!result.ok) return `Not recorded: ${result.error}`;
   if (decision === "deny") return `You denied “${summary}”. The request is denied.`;
   return result.requestStatus === "approved"
