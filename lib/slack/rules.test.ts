@@ -1,6 +1,6 @@
 /** The pure rules of the Slack integration: which requests are decided in chat, mrkdwn escaping, signatures. */
 import { describe, expect, it } from "vitest";
-import { decidableInChat } from "./decidable";
+import { decidableInChat, storedRequirements } from "./decidable";
 import { APPROVE_ACTION, DENY_ACTION, escapeMrkdwn, requestMessage } from "./message";
 import { slackSignature, verifySlackSignature } from "./signature";
 import { describeSlackSettings } from "./settings";
@@ -31,6 +31,13 @@ describe("decidableInChat", () => {
     expect(decidableInChat({ approvalsRequired: 1 })).toBe(true);
     expect(decidableInChat({ approvalsRequired: 2 })).toBe(false);
     expect(decidableInChat({ approvalsRequired: 3 })).toBe(false);
+  });
+
+  it("judges the stored request: its approvalsRequired column wins over what its body says", () => {
+    const body = { requirements: { approverGroup: "treasury", approvalsRequired: 1 } };
+    expect(storedRequirements(2, body)).toEqual({ approverGroup: "treasury", approvalsRequired: 2 });
+    expect(decidableInChat(storedRequirements(2, body))).toBe(false);
+    expect(decidableInChat(storedRequirements(1, {}))).toBe(true);
   });
 });
 
