@@ -17,6 +17,7 @@ import { currentOwner, startEmbedded, type EmbeddedServer } from "../lib/db/embe
 import { applyMigrations } from "../lib/db/migrate";
 import { seedDemo } from "../lib/db/seed";
 import { describeNotifySettings } from "../lib/notify/settings";
+import { describeSlackSettings } from "../lib/slack/settings";
 import { describeOAuthSettings } from "../lib/auth/oauth-config";
 import { parseSsoConfig, SsoConfigError } from "../lib/auth/sso-config";
 import { logFailure, logInfo } from "../lib/log";
@@ -95,6 +96,7 @@ const stopDb = async () => {
 
 try {
   log(describeNotifySettings());
+  log(describeSlackSettings());
   log(describeOAuthSettings());
   const applied = await applyMigrations(url);
   log(applied.length ? `migrations applied: ${applied.join(", ")}` : "database schema is up to date");

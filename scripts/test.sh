@@ -37,7 +37,9 @@ echo "[test] end-to-end tests in Chromium"
 port="${E2E_PORT:-3217}"
 log="$out/server.log"
 . scripts/scratch-server.sh
-start_scratch_server "$port" "$log"
+# The Slack signing secret lets the linking test sign its slash command as Slack does (a test value).
+export E2E_SLACK_SIGNING_SECRET="${E2E_SLACK_SIGNING_SECRET:-e2e-slack-signing-secret}"
+start_scratch_server "$port" "$log" COUNTERSIGN_SLACK_SIGNING_SECRET="$E2E_SLACK_SIGNING_SECRET"
 trap stop_scratch_server EXIT
 if wait_scratch_server "$port"; then
   BASE_URL="http://127.0.0.1:$port" COUNTERSIGN_DATA_DIR="$scratch_data" PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright.json" \

@@ -1,9 +1,12 @@
 import type { Metadata } from "next";
 import { ProfileForm } from "@/components/ProfileForm";
+import { SlackLinkForm } from "@/components/SlackLinkForm";
 import { requireUser } from "@/lib/auth/session";
 import { notificationPreference } from "@/lib/notify/preferences";
+import { slackLinkOf } from "@/lib/slack/link";
+import { slackSigningSecret } from "@/lib/slack/settings";
 import { signOutEverywhereAction } from "../login/actions";
-import { setEmailPreferenceAction } from "./actions";
+import { setEmailPreferenceAction, slackLinkCodeAction, slackUnlinkAction } from "./actions";
 
 export const metadata: Metadata = { title: "Profile" };
 export const dynamic = "force-dynamic";
@@ -11,6 +14,7 @@ export const dynamic = "force-dynamic";
 export default async function ProfilePage() {
   const user = await requireUser();
   const pref = await notificationPreference(user.id);
+  const slack = user.role === "reviewer" ? await slackLinkOf(user.id) : null;
   return (
     <section aria-labelledby="profile-heading" className="max-w-2xl space-y-4">
       <h1 id="profile-heading" className="text-xl font-semibold tracking-tight">
@@ -31,6 +35,9 @@ export default async function ProfilePage() {
         )}
       </dl>
       <ProfileForm action={setEmailPreferenceAction} email={pref.email} emailConfigured={pref.emailConfigured} />
+      {user.role === "reviewer" && (
+        <SlackLinkForm linkAction={slackLinkCodeAction} unlinkAction={slackUnlinkAction} linkedAs={slack?.slackUser ?? null} configured={slackSigningSecret() !== null} />
+      )}
       <form action={signOutEverywhereAction} className="rounded-lg border border-slate-200 bg-white p-4 text-sm" aria-labelledby="sessions-heading">
         <h2 id="sessions-heading" className="font-medium text-slate-900">
           Sessions

@@ -49,20 +49,34 @@ export async function deliverNotifications(
       report.skipped++;
       continue;
     }
-    const prepared = await prepare(n, channel, now);
-    if ("skip" in prepared) {
-      await end(prepared.skip === "failed" ? "failed" : "skipped", prepared.why);
-      if (prepared.skip === "failed") countDeliveryFailure("notification", "failed");
-      report[prepared.skip === "failed" ? "failed" : "skipped"]++;
-      continue;
-    }
     const attempts = n.attempts + 1;
     let error: string | null = null;
-    try {
-      await channel.send({ ...prepared.rendered, notificationId: n.id, requestId: n.requestId, kind: n.kind }, prepared.recipient);
-      faultPoint("after-notification-sent");
-    } catch (e) {
-      error = e instanceof SendError ? e.message : "the message could not be sent";
+    if (channel.perRequest) {
+      try {
+        const outcome = await channel.perRequest.deliver(n, now);
+        if (outcome) {
+          await end("skipped", outcome.skip);
+          report.skipped++;
+          continue;
+        }
+        faultPoint("after-notification-sent");
+      } catch (e) {
+        error = e instanceof SendError ? e.message : "the message could not be sent";
+      }
+    } else {
+      const prepared = await prepare(n, channel, now);
+      if ("skip" in prepared) {
+        await end(prepared.skip === "failed" ? "failed" : "skipped", prepared.why);
+        if (prepared.skip === "failed") countDeliveryFailure("notification", "failed");
+        report[prepared.skip === "failed" ? "failed" : "skipped"]++;
+        continue;
+      }
+      try {
+        await channel.send({ ...prepared.rendered, notificationId: n.id, requestId: n.requestId, kind: n.kind }, prepared.recipient);
+        faultPoint("after-notification-sent");
+      } catch (e) {
+        error = e instanceof SendError ? e.message : "the message could not be sent";
+      }
     }
     if (!error) {
       await db().notification.updateMany({ where: { id: n.id, status: "pending" }, data: { status: "sent", attempts, lastError: null, sentAt: now } });
@@ -110,16 +124,35 @@ async function prepare(n: Row, channel: NotificationChannel, now: Date): Promise
     if (!isEligibleReviewer(recipient, req.approverGroup, req.requesterUserId)) return { skip: "skipped", why: "the recipient can no longer review the request" };
     if (kind === "reminder" && reviews.some((v) => v.reviewerId === recipient.id)) return { skip: "skipped", why: "the recipient has already reviewed the request" };
   }
-  let rawBody: unknown;
+  // Request pages are for reviewers and admins; the requester's user is told the outcome without a link.
+  const facts = await requestFacts(req.id, recipient.role === "requester" ? null : requestLink(req.id));
+  if (facts === "sealed") return { skip: "failed", why: SEALED };
+  if (!facts) return { skip: "skipped", why: "the request no longer exists" };
+  return { rendered: renderNotification(kind, facts, recipient, now), recipient };
+}
+
+const SEALED = "the request's stored details failed their integrity check";
+
+/**
+ * What a message says about a request, from the stored request: null when it is gone, "sealed" when its stored
+ * details fail their integrity check (nothing is said of a record that may have been altered).
+ */
+export async function requestFacts(requestId: string, link: string | null): Promise<RequestFacts | "sealed" | null> {
+  let req;
   try {
-    rawBody = (await db().approvalRequest.findUniqueOrThrow({ where: { id: req.id }, select: { body: true } })).body;
+    req = await db().approvalRequest.findUnique({
+      where: { id: requestId },
+      select: { id: true, status: true, deadline: true, approverGroup: true, approvalsRequired: true, requesterUserId: true, body: true },
+    });
   } catch (e) {
     if (!(e instanceof SealedRecordError)) throw e;
-    return { skip: "failed", why: "the request's stored details failed their integrity check" };
+    return "sealed";
   }
-  const body = readBody(rawBody);
+  if (!req) return null;
+  const reviews = await db().review.findMany({ where: { requestId: req.id }, include: { reviewer: { select: { name: true } } }, orderBy: { createdAt: "asc" } });
+  const body = readBody(req.body);
   const requester = await db().user.findUnique({ where: { id: req.requesterUserId }, select: { name: true } });
-  const facts: RequestFacts = {
+  return {
     id: req.id,
     summary: summaryOf(body),
     tool: body.tool ?? "a tool",
@@ -132,8 +165,7 @@ async function prepare(n: Row, channel: NotificationChannel, now: Date): Promise
     agentName: body.requester?.agentName ?? "An agent",
     requesterName: requester?.name ?? body.requester?.userName ?? "a user",
     reviews: reviews.map((v) => ({ name: v.reviewer.name, decision: v.decision, comment: v.comment })),
-    // Request pages are for reviewers and admins; the requester's user is told the outcome without a link.
-    link: recipient.role === "requester" ? null : requestLink(req.id),
+    link,
+    requirements: body.requirements,
   };
-  return { rendered: renderNotification(kind, facts, recipient, now), recipient };
 }

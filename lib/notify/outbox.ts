@@ -5,11 +5,11 @@
  *  - created and reminders: the eligible reviewers of the request's group (active reviewers in that group, never
  *    the requester); a reminder skips whoever has already reviewed it;
  *  - the outcome: the reviewers who were asked (told it was created, or reviewed it) and the requester's user.
- * Each channel that is on takes the recipients who accept it (email: their preference). With no channel on, nothing
- * is written.
+ * Each channel that is on takes the recipients who accept it (email: their preference); a per-request channel
+ * (Slack) takes one row per (request, kind) it takes, under CHANNEL_RECIPIENT. With no channel on, nothing is written.
  */
 import type { Tx } from "../audit/append";
-import { enabledChannels, type NotificationChannel, type Recipient } from "./channels";
+import { CHANNEL_RECIPIENT, enabledChannels, type NotificationChannel, type Recipient } from "./channels";
 
 export type OutboxKind = "created" | "outcome" | `reminder-${string}`;
 
@@ -55,10 +55,11 @@ export async function enqueueNotifications(
   });
   if (!req) return 0;
   const recipients = await recipientsFor(tx, req, kind);
+  const row = (c: NotificationChannel, recipientUserId: string) => ({ requestId, taskId: req.taskId, kind, channel: c.name, recipientUserId, nextAttemptAt: now, createdAt: now });
   const data = channels.flatMap((c) =>
-    recipients
-      .filter((r) => c.accepts(r))
-      .map((r) => ({ requestId, taskId: req.taskId, kind, channel: c.name, recipientUserId: r.id, nextAttemptAt: now, createdAt: now })),
+    c.perRequest
+      ? c.perRequest.takes(kind) ? [row(c, CHANNEL_RECIPIENT)] : []
+      : recipients.filter((r) => c.accepts(r)).map((r) => row(c, r.id)),
   );
   if (data.length === 0) return 0;
   const n = await tx.notification.createMany({ data, skipDuplicates: true });

@@ -23,6 +23,8 @@ export type RequestFacts = {
   reviews: { name: string; decision: string; comment: string | null }[];
   /** The request's page, or null for a recipient who cannot open it (the requester's user). */
   link: string | null;
+  /** What the request's policy required of its approval, as stored with it. */
+  requirements?: Record<string, unknown>;
 };
 
 export type Rendered = { subject: string; text: string; html: string };
