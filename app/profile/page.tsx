@@ -1,9 +1,11 @@
 import type { Metadata } from "next";
+import { PasskeyList } from "@/components/PasskeyList";
 import { ProfileForm } from "@/components/ProfileForm";
 import { requireUser } from "@/lib/auth/session";
+import { listPasskeys } from "@/lib/passkeys/registration";
 import { notificationPreference } from "@/lib/notify/preferences";
 import { signOutEverywhereAction } from "../login/actions";
-import { setEmailPreferenceAction } from "./actions";
+import { beginPasskeyAction, finishPasskeyAction, removePasskeyAction, setEmailPreferenceAction } from "./actions";
 
 export const metadata: Metadata = { title: "Profile" };
 export const dynamic = "force-dynamic";
@@ -31,6 +33,7 @@ export default async function ProfilePage() {
         )}
       </dl>
       <ProfileForm action={setEmailPreferenceAction} email={pref.email} emailConfigured={pref.emailConfigured} />
+      {user.role === "reviewer" && <PasskeyList passkeys={await listPasskeys(user.id)} begin={beginPasskeyAction} finish={finishPasskeyAction} remove={removePasskeyAction} />}
       <form action={signOutEverywhereAction} className="rounded-lg border border-slate-200 bg-white p-4 text-sm" aria-labelledby="sessions-heading">
         <h2 id="sessions-heading" className="font-medium text-slate-900">
           Sessions
