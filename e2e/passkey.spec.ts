@@ -123,6 +123,9 @@ test("an approval that needs a passkey: refused without it, refused with one mad
   // 3. The right assertion: accepted; the transfer runs.
   await approve.click();
   await expect(page.getByTestId("decision-result")).toContainText(/Approved/);
+  await page.reload();
+  await ready(page);
+  await expect(page.getByText("Tara Treasury approved, confirmed with a passkey")).toBeVisible();
   const done = await taskReaching(request, OPS_BOT, taskId);
   expect(done.status).toBe("completed");
   await screenshot(page, testInfo, "passkey-approved");

@@ -245,6 +245,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
               <Field label="Approvers">
                 {req.approvalsRequired} distinct from {req.approverGroup}
               </Field>
+              {req.requirePasskey && <Field label="Passkey">each approval is confirmed with the reviewer&apos;s passkey</Field>}
               {req.statusNote && <Field label="Note">{req.statusNote}</Field>}
             </dl>
           </Section>
