@@ -93,6 +93,13 @@ describe("passkey-verified approvals", () => {
     expect(await sideEffects(taskId)).toBe(0);
   });
 
+  it("only a reviewer who could approve the request gets a challenge for it", async () => {
+    const { requestId } = await passkeyRequest();
+    const lena = await userId("lena.lead@countersign.test");
+    expect(await issueApprovalChallenge(lena, requestId, RP, at(MIN))).toEqual({ ok: false, error: "Only active treasury reviewers can review this request." });
+    expect(await db().passkeyChallenge.count({ where: { userId: lena } })).toBe(0);
+  });
+
   it("a reviewer with no passkey is told to register one on the profile page first", async () => {
     const { requestId } = await passkeyRequest();
     const noKey = await db().user.create({ data: { email: "tess.treasury@countersign.test", name: "Tess Treasury", role: "reviewer", groups: ["treasury"], passwordHash: "x" } });
