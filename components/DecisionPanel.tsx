@@ -1,6 +1,7 @@
 "use client";
 
-import { useActionState, useState } from "react";
+import { startTransition, useActionState, useRef, useState } from "react";
+import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import type { Confirmation } from "@/lib/inbox/high-risk";
 import type { DecisionState } from "@/lib/inbox/outcome";
 import { OutcomeBanner } from "./OutcomeBanner";
@@ -13,13 +14,45 @@ type Props = {
   /** For a high-risk request: what to type before approving (checked again on the server). */
   confirmation: Confirmation | null;
   action: (prev: DecisionState, formData: FormData) => Promise<DecisionState>;
+  /** For a request whose rule requires a passkey: whether this reviewer has one, and how to get a challenge. */
+  passkey?: {
+    registered: boolean;
+    challenge: (requestId: string) => Promise<{ ok: true; nonce: string; options: PublicKeyCredentialRequestOptionsJSON } | { ok: false; error: string }>;
+  } | null;
 };
 
 const WHAT: Record<Confirmation["what"], string> = { amount: "amount", path: "path", tool: "tool name" };
 
 /** Approve / Deny for a reviewer who may act, the reason why not otherwise, and what happened after acting. */
-export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action }: Props) {
+export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action, passkey }: Props) {
   const [state, formAction, pending] = useActionState(action, { status: "idle" } as DecisionState);
+  const formRef = useRef<HTMLFormElement>(null);
+  const [confirming, setConfirming] = useState(false);
+  const [passkeyError, setPasskeyError] = useState<string | null>(null);
+
+  /** Approve with the passkey: a challenge bound to this request, the browser's assertion, then the decision. */
+  async function approveWithPasskey() {
+    if (!passkey || !formRef.current) return;
+    setPasskeyError(null);
+    setConfirming(true);
+    try {
+      const c = await passkey.challenge(requestId);
+      if (!c.ok) return setPasskeyError(c.error);
+      let response;
+      try {
+        response = await startAuthentication({ optionsJSON: c.options });
+      } catch {
+        return setPasskeyError("The passkey confirmation was cancelled or failed. Try again.");
+      }
+      const fd = new FormData(formRef.current);
+      fd.set("decision", "approve");
+      fd.set("passkeyNonce", c.nonce);
+      fd.set("passkeyResponse", JSON.stringify(response));
+      startTransition(() => formAction(fd));
+    } finally {
+      setConfirming(false);
+    }
+  }
   const [comment, setComment] = useState("");
   const [confirm, setConfirm] = useState("");
 
@@ -47,7 +80,7 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
   }
 
   return (
-    <form action={formAction} className="space-y-3" aria-label="Decide this request">
+    <form ref={formRef} action={formAction} className="space-y-3" aria-label="Decide this request">
       <input type="hidden" name="requestId" value={requestId} />
       <input type="hidden" name="tool" value={tool} />
       <div className="space-y-1">
@@ -93,17 +126,30 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
           </p>
         </div>
       )}
-      {otherError && (
+      {passkey && (
+        <p className="rounded-md border border-indigo-200 bg-indigo-50 px-3 py-2 text-sm text-indigo-950" data-testid="passkey-needed">
+          {passkey.registered
+            ? "This approval needs your passkey: approving asks your device to confirm it, for this request and these arguments."
+            : "This approval needs a passkey: register a passkey on your profile page first."}{" "}
+          {!passkey.registered && (
+            <a href="/profile" className="underline">
+              Go to your profile
+            </a>
+          )}
+        </p>
+      )}
+      {(otherError || passkeyError) && (
         <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800" data-testid="decision-error">
-          {otherError}
+          {passkeyError ?? otherError}
         </p>
       )}
       <div className="flex flex-wrap gap-2">
         <button
-          type="submit"
+          type={passkey ? "button" : "submit"}
           name="decision"
           value="approve"
-          disabled={pending}
+          onClick={passkey ? () => void approveWithPasskey() : undefined}
+          disabled={pending || confirming || (passkey ? !passkey.registered : false)}
           className="min-w-28 rounded-md bg-emerald-800 px-4 py-2 text-sm font-medium text-white hover:bg-emerald-900 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-emerald-800 disabled:opacity-60"
         >
           Approve
@@ -117,6 +163,11 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
         >
           Deny
         </button>
+        {confirming && (
+          <span className="self-center text-sm text-slate-600" role="status">
+            Confirm with your passkey…
+          </span>
+        )}
         {pending && (
           <span className="self-center text-sm text-slate-600" role="status">
             Recording your decision…

@@ -1,10 +1,18 @@
 "use server";
 
 import { revalidatePath } from "next/cache";
+import { headers } from "next/headers";
 import { z } from "zod";
-import { authorizeAction } from "@/lib/auth/session";
+import type { PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/server";
+import { authorizeAction, REVIEW_ROLES } from "@/lib/auth/session";
 import { setEmailNotifications } from "@/lib/notify/preferences";
 import { issueSlackLinkCode, unlinkSlackAccount } from "@/lib/slack/link";
+import { beginPasskeyRegistration, finishPasskeyRegistration, removePasskey } from "@/lib/passkeys/registration";
+import { relyingParty } from "@/lib/passkeys/relying-party";
+import { PasskeyNonce, readAttestation } from "@/lib/passkeys/wire";
+
+/** Who keeps passkeys: the people who approve. */
+const PASSKEY_ROLES = REVIEW_ROLES;
 
 export type PreferenceState = { status: "idle" } | { status: "error"; message: string } | { status: "done"; message: string };
 
@@ -39,4 +47,48 @@ export async function slackUnlinkAction(_prev: SlackLinkState, _formData: FormDa
   const done = await unlinkSlackAccount(who.user.id, `user:${who.user.id}`, new Date());
   revalidatePath("/profile");
   return { status: "done", message: done ? "Your Slack account is unlinked." : "No Slack account was linked." };
+}
+
+export type PasskeyRegistrationStart =
+  | { ok: true; nonce: string; options: PublicKeyCredentialCreationOptionsJSON }
+  | { ok: false; error: string };
+
+async function passkeyParty() {
+  return relyingParty((await headers()).get("origin"));
+}
+
+/** The signed-in reviewer starts registering a passkey: creation options with a single-use challenge. */
+export async function beginPasskeyAction(): Promise<PasskeyRegistrationStart> {
+  const who = await authorizeAction(PASSKEY_ROLES);
+  if (!who.ok) return { ok: false, error: who.error };
+  const rp = await passkeyParty();
+  if (!rp) return { ok: false, error: "Passkeys are not configured on this server." };
+  return { ok: true, ...(await beginPasskeyRegistration(who.user, rp, new Date())) };
+}
+
+const finishSchema = z.object({ nonce: PasskeyNonce, name: z.string().trim().min(1, "Name the passkey.").max(60, "Keep the name under 60 characters.") });
+
+/** The signed-in reviewer finishes registering: the attestation is verified and the passkey kept (audited). */
+export async function finishPasskeyAction(input: { nonce: string; name: string; response: unknown }): Promise<{ ok: true } | { ok: false; error: string }> {
+  const who = await authorizeAction(PASSKEY_ROLES);
+  if (!who.ok) return { ok: false, error: who.error };
+  const parsed = finishSchema.safeParse(input);
+  const response = readAttestation(input?.response);
+  if (!parsed.success) return { ok: false, error: parsed.error.issues[0]?.message ?? "That passkey could not be read." };
+  if (!response) return { ok: false, error: "That passkey could not be read. Try again." };
+  const rp = await passkeyParty();
+  if (!rp) return { ok: false, error: "Passkeys are not configured on this server." };
+  const r = await finishPasskeyRegistration({ userId: who.user.id, name: parsed.data.name, nonce: parsed.data.nonce, response }, rp, new Date());
+  revalidatePath("/profile");
+  return r.ok ? { ok: true } : r;
+}
+
+/** The signed-in reviewer removes one of their own passkeys. */
+export async function removePasskeyAction(formData: FormData): Promise<void> {
+  const who = await authorizeAction(PASSKEY_ROLES);
+  if (!who.ok) return;
+  const id = z.string().min(1).max(1000).safeParse(formData.get("passkeyId"));
+  if (!id.success) return;
+  await removePasskey(who.user.id, id.data, new Date());
+  revalidatePath("/profile");
 }

@@ -1,12 +1,14 @@
 import type { Metadata } from "next";
+import { PasskeyList } from "@/components/PasskeyList";
 import { ProfileForm } from "@/components/ProfileForm";
 import { SlackLinkForm } from "@/components/SlackLinkForm";
 import { requireUser } from "@/lib/auth/session";
+import { listPasskeys } from "@/lib/passkeys/registration";
 import { notificationPreference } from "@/lib/notify/preferences";
 import { slackLinkOf } from "@/lib/slack/link";
 import { slackSigningSecret } from "@/lib/slack/settings";
 import { signOutEverywhereAction } from "../login/actions";
-import { setEmailPreferenceAction, slackLinkCodeAction, slackUnlinkAction } from "./actions";
+import { beginPasskeyAction, finishPasskeyAction, removePasskeyAction, setEmailPreferenceAction, slackLinkCodeAction, slackUnlinkAction } from "./actions";
 
 export const metadata: Metadata = { title: "Profile" };
 export const dynamic = "force-dynamic";
@@ -38,6 +40,7 @@ export default async function ProfilePage() {
       {user.role === "reviewer" && (
         <SlackLinkForm linkAction={slackLinkCodeAction} unlinkAction={slackUnlinkAction} linkedAs={slack?.slackUser ?? null} configured={slackSigningSecret() !== null} />
       )}
+      {user.role === "reviewer" && <PasskeyList passkeys={await listPasskeys(user.id)} begin={beginPasskeyAction} finish={finishPasskeyAction} remove={removePasskeyAction} />}
       <form action={signOutEverywhereAction} className="rounded-lg border border-slate-200 bg-white p-4 text-sm" aria-labelledby="sessions-heading">
         <h2 id="sessions-heading" className="font-medium text-slate-900">
           Sessions

@@ -10,8 +10,9 @@ import { ImpactPanel } from "./ImpactPanel";
 /** A rule version as the editor shows it: the policy's own rule, plus its description and whether it is current. */
 export type EditableRule = Omit<Rule, "id"> & { description: string; active: boolean };
 
-type Draft = Record<keyof Omit<EditableRule, "version" | "requireJustification" | "active">, string> & {
+type Draft = Record<keyof Omit<EditableRule, "version" | "requireJustification" | "requirePasskey" | "active">, string> & {
   requireJustification: boolean;
+  requirePasskey: boolean;
   active: boolean;
 };
 
@@ -46,6 +47,7 @@ function toDraft(r: EditableRule): Draft {
     approvalValiditySec: String(r.approvalValiditySec),
     reason: r.reason,
     requireJustification: r.requireJustification,
+    requirePasskey: r.requirePasskey ?? false,
     active: r.active,
   };
 }
@@ -252,6 +254,10 @@ export function RuleEditor({
           <label className="flex items-center gap-2">
             <input type="checkbox" name="requireJustification" checked={draft.requireJustification} onChange={set("requireJustification")} />
             Require a justification from the requester
+          </label>
+          <label className="flex items-center gap-2">
+            <input type="checkbox" name="requirePasskey" checked={draft.requirePasskey} onChange={set("requirePasskey")} />
+            Require the reviewer&apos;s passkey to approve
           </label>
           <label className="flex items-center gap-2">
             <input type="checkbox" name="active" checked={draft.active} onChange={set("active")} />

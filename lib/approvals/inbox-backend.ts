@@ -46,6 +46,7 @@ async function insertRequest(tx: Tx, key: string, bodyDigest: string, body: Subm
       approvalsRequired: body.requirements.approvalsRequired,
       deadline,
       approvalValiditySec: body.requirements.approvalValiditySec,
+      requirePasskey: body.requirements.requirePasskey ?? false,
       createdAt: now,
     },
     select: { id: true, deadline: true, approverGroup: true, approvalsRequired: true },

@@ -13,8 +13,16 @@ import { eligibleApproverIds, isEligibleReviewer } from "./eligibility";
 import { enqueueNotifications } from "../notify/outbox";
 import { isDatabaseUnavailable } from "../db/unavailable";
 import { observeTimeToDecision } from "../metrics";
+import { argumentDigestOf, consumeApprovalPasskey, PasskeyRefused, type PasskeyEvidence, type PasskeyProof } from "../passkeys/approval";
 
-export type ReviewInput = { requestId: string; reviewerId: string; decision: "approve" | "deny"; comment?: string };
+export type ReviewInput = {
+  requestId: string;
+  reviewerId: string;
+  decision: "approve" | "deny";
+  comment?: string;
+  /** The reviewer's passkey confirmation, needed to approve a request whose rule requires a passkey. */
+  passkey?: PasskeyProof;
+};
 
 export type ReviewResult =
   | { ok: true; taskId: string; requestStatus: string }
@@ -29,6 +37,7 @@ type LockedRequest = {
   status: string;
   deadline: Date;
   approvalValiditySec: number;
+  requirePasskey: boolean;
   createdAt: Date;
 };
 
@@ -45,7 +54,7 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
     let createdAt: Date | undefined;
     const result = await db().$transaction(async (tx): Promise<ReviewResult> => {
       const [req] = await tx.$queryRaw<LockedRequest[]>`
-        SELECT id, "taskId", "requesterUserId", "approverGroup", "approvalsRequired", status, deadline, "approvalValiditySec", "createdAt"
+        SELECT id, "taskId", "requesterUserId", "approverGroup", "approvalsRequired", status, deadline, "approvalValiditySec", "requirePasskey", "createdAt"
         FROM "ApprovalRequest" WHERE id = ${input.requestId}
         FOR UPDATE`;
       if (!req) throw new Refused("No such request.");
@@ -60,14 +69,22 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
       }
       // An approval is given for what the reviewer was shown: a request whose sealed details fail their integrity
       // check cannot be approved (reading them throws SealedRecordError). A denial needs no details to be safe.
-      if (input.decision === "approve") await tx.approvalRequest.findUniqueOrThrow({ where: { id: req.id }, select: { body: true } });
+      let passkey: PasskeyEvidence | undefined;
+      if (input.decision === "approve") {
+        const { body } = await tx.approvalRequest.findUniqueOrThrow({ where: { id: req.id }, select: { body: true } });
+        // A passkey rule: the approval is recorded only with this reviewer's own assertion over this request and
+        // these arguments. A denial needs none.
+        if (req.requirePasskey) {
+          passkey = await consumeApprovalPasskey(tx, { requestId: req.id, argumentDigest: argumentDigestOf(body), reviewerId: reviewer.id, proof: input.passkey }, now);
+        }
+      }
       await tx.review.create({ data: { requestId: req.id, reviewerId: reviewer.id, decision: input.decision, comment, createdAt: now } });
       await appendAudit(tx, {
         type: input.decision === "approve" ? "review.approved" : "review.denied",
         actor: `user:${reviewer.id}`,
         taskId: req.taskId,
         requestId: req.id,
-        data: { reviewer: reviewer.email, comment },
+        data: { reviewer: reviewer.email, comment, ...(passkey ? { passkey } : {}) },
         at: now,
       });
       createdAt = req.createdAt;
@@ -81,7 +98,7 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
     }
     return result;
   } catch (e) {
-    if (e instanceof Refused) return { ok: false, error: e.message };
+    if (e instanceof Refused || e instanceof PasskeyRefused) return { ok: false, error: e.message };
     if (isDatabaseUnavailable(e)) return { ok: false, error: committing ? DECISION_UNKNOWN : DECISION_NOT_RECORDED };
     if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002") {
       return { ok: false, error: "You have already reviewed this request." };

@@ -31,6 +31,7 @@ export const bodySchema = z.object({
       requestDeadlineSec: z.number(),
       approvalValiditySec: z.number(),
       requireJustification: z.boolean(),
+      requirePasskey: z.boolean().optional(),
     })
     .partial()
     .optional(),

@@ -73,6 +73,8 @@ export type RequestView = {
   approverGroup: string;
   approvals: number;
   approvalsRequired: number;
+  /** Each approval must be confirmed with the reviewer's passkey. */
+  requirePasskey: boolean;
   approvalValiditySec: number;
   createdAt: string;
   deadline: string;
@@ -278,6 +280,7 @@ export async function requestFor(id: string, viewer: Viewer, now: Date): Promise
     cannotAct,
     canAsk: cannotAct === null && waitsOnThis && task?.status === "working" && task?.phase === "awaiting_approval",
     questionOpen: waitsOnThis && task?.status === "input_required",
+    requirePasskey: r.requirePasskey,
     confirmation: cannotAct === null ? confirmationFor({ tool, arguments: args, approvalsRequired: r.approvalsRequired }) : null,
     toolInfo: body.toolInfo ?? null,
     toolStanding: standing,

@@ -50,7 +50,7 @@ export function describeEvent(e: Event, actorName: string): TimelineEntry {
       return { ...base, title: `Approval request sent to ${str(d.approverGroup) ?? "reviewers"}${n ? ` (${n} approval${n === 1 ? "" : "s"} needed)` : ""}`, tone: "pending" };
     }
     case "review.approved":
-      return { ...base, title: `${actorName} approved`, quote: str(d.comment), tone: "success" };
+      return { ...base, title: `${actorName} approved${d.passkey && typeof d.passkey === "object" ? ", confirmed with a passkey" : ""}`, quote: str(d.comment), tone: "success" };
     case "review.denied":
       return { ...base, title: `${actorName} denied`, quote: str(d.comment), tone: "danger" };
     case "request.approved":

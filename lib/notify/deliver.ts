@@ -142,7 +142,7 @@ export async function requestFacts(requestId: string, link: string | null): Prom
   try {
     req = await db().approvalRequest.findUnique({
       where: { id: requestId },
-      select: { id: true, status: true, deadline: true, approverGroup: true, approvalsRequired: true, requesterUserId: true, body: true },
+      select: { id: true, status: true, deadline: true, approverGroup: true, approvalsRequired: true, requirePasskey: true, requesterUserId: true, body: true },
     });
   } catch (e) {
     if (!(e instanceof SealedRecordError)) throw e;
@@ -159,6 +159,7 @@ export async function requestFacts(requestId: string, link: string | null): Prom
     arguments: body.arguments,
     approverGroup: req.approverGroup,
     approvalsRequired: req.approvalsRequired,
+    requirePasskey: req.requirePasskey,
     approvals: reviews.filter((v) => v.decision === "approve").length,
     status: req.status,
     deadline: req.deadline,

@@ -13,6 +13,8 @@ export type RequestFacts = {
   arguments: unknown;
   approverGroup: string;
   approvalsRequired: number;
+  /** Whether each approval must be confirmed with the reviewer's passkey (so only in the browser). */
+  requirePasskey: boolean;
   approvals: number;
   /** pending | approved | denied | expired | cancelled | failed */
   status: string;

@@ -68,6 +68,7 @@ describe("what a notification says", () => {
     arguments: { to: "acct-9", amount: 1234567.5, memo: "line one\r\nBcc: evil@example.com" },
     approverGroup: "treasury",
     approvalsRequired: 2,
+    requirePasskey: false,
     approvals: 0,
     status: "pending",
     deadline: at(2),

@@ -32,7 +32,7 @@ function annotation(json: CedarPolicyJson, name: string): string | undefined {
 export function requirementsFromAnnotations(json: CedarPolicyJson): { requirements: Requirements | null; reason: string } | { problem: string } {
   const approvers = annotation(json, "approvers");
   const reason = annotation(json, "reason");
-  const others = ["quorum", "deadline", "validity", "justification"].filter((a) => annotation(json, a) !== undefined);
+  const others = ["quorum", "deadline", "validity", "justification", "passkey"].filter((a) => annotation(json, a) !== undefined);
   if (approvers === undefined) {
     if (others.length > 0) return { problem: `@${others[0]} needs @approvers (the group that can approve)` };
     return { requirements: null, reason: reason ?? "" };
@@ -44,12 +44,17 @@ export function requirementsFromAnnotations(json: CedarPolicyJson): { requiremen
   if (justification !== undefined && justification !== "required" && justification !== "optional") {
     return { problem: `@justification is "required" or "optional", not "${justification}"` };
   }
+  const passkey = annotation(json, "passkey");
+  if (passkey !== undefined && passkey !== "required" && passkey !== "optional") {
+    return { problem: `@passkey is "required" or "optional", not "${passkey}"` };
+  }
   const parsed = RequestableSpec.safeParse({
     approvers,
     quorum: quorum === undefined ? undefined : /^\d{1,2}$/.test(quorum) ? Number(quorum) : NaN,
     deadline: annotation(json, "deadline"),
     validity: annotation(json, "validity"),
     justification: justification === "required",
+    passkey: passkey === "required",
     reason,
   });
   if (!parsed.success) {
@@ -138,6 +143,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
             requestDeadlineSec: rule.requestDeadlineSec,
             approvalValiditySec: rule.approvalValiditySec,
             requireJustification: rule.requireJustification,
+            ...(rule.requirePasskey ? { requirePasskey: true } : {}),
           }
         : null,
       reason: problem ? `The policy rule ${rule.ruleKey} could not be evaluated, so the call is denied.` : rule.reason,
@@ -237,7 +243,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
   }
   const prepared = preparse(evaluated, schema);
   const key = createHash("sha256")
-    .update(JSON.stringify([input.document.id, input.rules.map((r) => [r.id, r.version, r.field, r.operator, r.value, r.currency ?? null, r.effect, r.approverGroup, r.approvalsRequired, r.requestDeadlineSec, r.approvalValiditySec, r.requireJustification, r.reason]), input.tools.map((t) => [t.name, t.inputSchema, t.resourceShape])]))
+    .update(JSON.stringify([input.document.id, input.rules.map((r) => [r.id, r.version, r.field, r.operator, r.value, r.currency ?? null, r.effect, r.approverGroup, r.approvalsRequired, r.requestDeadlineSec, r.approvalValiditySec, r.requireJustification, r.requirePasskey ?? false, r.reason]), input.tools.map((t) => [t.name, t.inputSchema, t.resourceShape])]))
     .digest("hex");
   return {
     ok: true,

@@ -38,6 +38,11 @@ export const RequestableSpec = z
     deadline: Duration(60, 30 * 86400).default("24h"),
     validity: Duration(60, 30 * 86400).default("1h"),
     justification: z.boolean().default(false),
+    /**
+     * Each approval is confirmed with the reviewer's own passkey (WebAuthn), bound to the request and its arguments.
+     * Absent means false, so documents written before it read (and digest) as they did.
+     */
+    passkey: z.boolean().optional(),
     reason: z.string().min(5).max(300),
   })
   .strict();
@@ -112,6 +117,7 @@ export function requirementsOf(spec: z.infer<typeof RequestableSpec>): Requireme
     requestDeadlineSec: parseDuration(spec.deadline)!,
     approvalValiditySec: parseDuration(spec.validity)!,
     requireJustification: spec.justification,
+    ...(spec.passkey ? { requirePasskey: true } : {}),
   };
 }
 

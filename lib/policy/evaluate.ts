@@ -32,6 +32,8 @@ export type Rule = {
   requestDeadlineSec: number;
   approvalValiditySec: number;
   requireJustification: boolean;
+  /** Each approval needs a WebAuthn assertion from the reviewer's registered passkey. */
+  requirePasskey?: boolean;
   reason: string;
 };
 
@@ -43,6 +45,8 @@ export type Requirements = {
   requestDeadlineSec: number;
   approvalValiditySec: number;
   requireJustification: boolean;
+  /** Each approval is confirmed with the reviewer's passkey (absent: false). */
+  requirePasskey?: boolean;
 };
 
 /** What an approval contributes to re-evaluation: who approved (still eligible now), in which group, until when. */

@@ -121,7 +121,7 @@ function sortedDeep(value: unknown): unknown {
 function postureOut(p: PostureSpec): unknown {
   if (typeof p === "string") return p;
   const r = p.requestable;
-  return { requestable: { approvers: r.approvers, quorum: r.quorum, deadline: r.deadline, validity: r.validity, justification: r.justification, reason: r.reason } };
+  return { requestable: { approvers: r.approvers, quorum: r.quorum, deadline: r.deadline, validity: r.validity, justification: r.justification, ...(r.passkey ? { passkey: true } : {}), reason: r.reason } };
 }
 
 function ruleOut(rule: RuleInput, tools: PolicyTool[]): Record<string, unknown> {
@@ -141,6 +141,7 @@ function ruleOut(rule: RuleInput, tools: PolicyTool[]): Record<string, unknown> 
     out.deadline = durationText(rule.requestDeadlineSec);
     out.validity = durationText(rule.approvalValiditySec);
     out.justification = rule.requireJustification;
+    if (rule.requirePasskey) out.passkey = true;
   }
   out.reason = rule.reason;
   out.active = rule.active;
@@ -208,6 +209,7 @@ export function storedRule(row: Rule & { description?: string; active?: boolean 
     requestDeadlineSec: row.requestDeadlineSec,
     approvalValiditySec: row.approvalValiditySec,
     requireJustification: row.requireJustification,
+    ...(row.requirePasskey ? { requirePasskey: true } : {}),
     reason: row.reason,
     active: row.active ?? true,
   };
@@ -233,6 +235,7 @@ const FileRule = z
     deadline: DurationText.optional(),
     validity: DurationText.optional(),
     justification: z.boolean().optional(),
+    passkey: z.boolean().optional(),
     reason: z.string(),
     active: z.boolean().default(true),
   })
@@ -260,6 +263,7 @@ const RULE_FIELD: Record<string, string> = {
   requestDeadlineSec: "deadline",
   approvalValiditySec: "validity",
   requireJustification: "justification",
+  requirePasskey: "passkey",
   currency: "value",
 };
 
@@ -283,7 +287,7 @@ function ruleInputOf(r: FileRule): { rule?: z.input<typeof RuleInput>; problem?:
     }
   }
   if (r.effect === "deny") {
-    const extra = (["approvers", "quorum", "deadline", "validity", "justification"] as const).find((k) => r[k] !== undefined);
+    const extra = (["approvers", "quorum", "deadline", "validity", "justification", "passkey"] as const).find((k) => r[k] !== undefined);
     if (extra) return { problem: { path: [extra], message: `a deny rule cannot be approved, so it has no ${extra}` } };
   }
   const requestable = r.effect === "requestable";
@@ -302,6 +306,7 @@ function ruleInputOf(r: FileRule): { rule?: z.input<typeof RuleInput>; problem?:
       requestDeadlineSec: requestable ? parseDuration(r.deadline ?? "24h")! : 0,
       approvalValiditySec: requestable ? parseDuration(r.validity ?? "1h")! : 0,
       requireJustification: requestable ? (r.justification ?? false) : false,
+      ...(requestable && r.passkey ? { requirePasskey: true } : {}),
       reason: r.reason,
       active: r.active,
     },
@@ -506,6 +511,7 @@ function ruleFields(r: RuleInput): Record<string, unknown> {
     deadline: requestable ? r.requestDeadlineSec : 0,
     validity: requestable ? r.approvalValiditySec : 0,
     justification: requestable ? r.requireJustification : false,
+    passkey: requestable ? (r.requirePasskey ?? false) : false,
     reason: r.reason,
   };
 }

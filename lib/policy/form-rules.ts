@@ -71,6 +71,7 @@ function annotations(rule: Rule): string[] {
       `@validity("${rule.approvalValiditySec}s")`,
     );
     if (rule.requireJustification) lines.push(`@justification("required")`);
+    if (rule.requirePasskey) lines.push(`@passkey("required")`);
   }
   return lines;
 }

@@ -72,6 +72,7 @@ export function ruleFromFields(f: RuleFields): FieldsResult {
     requestDeadlineSec: whole(f.requestDeadlineSec),
     approvalValiditySec: whole(f.approvalValiditySec),
     requireJustification: f.requireJustification === true || f.requireJustification === "on",
+    requirePasskey: f.requirePasskey === true || f.requirePasskey === "on",
     reason: text(f.reason),
     active: f.active === true || f.active === "on",
   });

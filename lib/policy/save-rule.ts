@@ -69,6 +69,8 @@ export const RuleInput = z
     requestDeadlineSec: z.number().int().min(0).max(30 * 24 * 3600),
     approvalValiditySec: z.number().int().min(0).max(30 * 24 * 3600),
     requireJustification: z.boolean(),
+    /** Absent means false. */
+    requirePasskey: z.boolean().optional(),
     reason: z.string().min(5).max(300),
     active: z.boolean().default(true),
   })

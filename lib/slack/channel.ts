@@ -20,7 +20,7 @@ export async function deliverRequestMessage(api: SlackApi, channel: string, row:
   if (facts === "sealed") return { skip: "the request's stored details failed their integrity check" };
   if (!facts) return { skip: "the request no longer exists" };
   const posted = await db().slackMessage.findUnique({ where: { requestId: row.requestId } });
-  const body = requestMessage(facts, decidableInChat(storedRequirements(facts.approvalsRequired, facts)), now);
+  const body = requestMessage(facts, decidableInChat(storedRequirements(facts, facts)), now);
   if (row.kind === "created") {
     if (posted) return { skip: "the request's message is already posted" };
     if (facts.status !== "pending") return { skip: "the request is no longer pending" };

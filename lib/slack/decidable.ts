@@ -1,7 +1,7 @@
 /**
  * Which requests may be approved from a chat message. One rule, in one place: a request that needs more than one
  * approver is approved in Countersign itself, where each reviewer sees the whole request and the approvals so far.
- * A further condition (a step-up requirement such as a passkey) is one more line here.
+ * Nor is one whose approvals must be confirmed with a passkey (WebAuthn runs in the browser).
  */
 import type { Requirements } from "../policy/evaluate";
 
@@ -10,10 +10,15 @@ export type ChatRequirements = Pick<Requirements, "approvalsRequired"> & Partial
 
 export function decidableInChat(requirements: ChatRequirements): boolean {
   if (requirements.approvalsRequired > 1) return false;
+  // An approval that must be confirmed with the reviewer's passkey is made in the browser, where WebAuthn runs.
+  if (requirements.requirePasskey) return false;
   return true;
 }
 
-/** The requirements decidableInChat judges, from a stored request (the column is what the review verb counts). */
-export function storedRequirements(approvalsRequired: number, body: { requirements?: Partial<Requirements> }): ChatRequirements {
-  return { ...body.requirements, approvalsRequired };
+/** The requirements decidableInChat judges, from a stored request (its columns are what the review verb reads). */
+export function storedRequirements(
+  columns: { approvalsRequired: number; requirePasskey: boolean },
+  body: { requirements?: Partial<Requirements> },
+): ChatRequirements {
+  return { ...body.requirements, approvalsRequired: columns.approvalsRequired, requirePasskey: columns.requirePasskey };
 }

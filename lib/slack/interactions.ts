@@ -110,14 +110,15 @@ export async function decideFromSlack(who: SlackIdentity, requestId: string, dec
     await audit("slack.review.refused", `slack:${slackKey(who)}`, { slackUser: slackKey(who), decision, why, ...data }, now, known ? requestId : undefined);
     return why;
   };
-  const req = await db().approvalRequest.findUnique({ where: { id: requestId }, select: { id: true, approvalsRequired: true, body: true } });
+  const req = await db().approvalRequest.findUnique({ where: { id: requestId }, select: { id: true, approvalsRequired: true, requirePasskey: true, body: true } });
   const known = req !== null;
   const userId = await linkedUserId(who);
   if (!userId) return refuse("Your Slack account is not linked to a Countersign reviewer. Link it from your profile page in Countersign.");
   if (!req) return refuse("No such request.", { userId });
   const body = readBody(req.body);
-  if (decision === "approve" && !decidableInChat(storedRequirements(req.approvalsRequired, body))) {
-    return refuse("This request cannot be approved in Slack: it needs more than one approver. Open it in Countersign to approve it.", { userId });
+  if (decision === "approve" && !decidableInChat(storedRequirements(req, body))) {
+    const why = req.requirePasskey ? "its approvals are confirmed with a passkey" : "it needs more than one approver";
+    return refuse(`This request cannot be approved in Slack: ${why}. Open it in Countersign to approve it.`, { userId });
   }
   const result = await decide({ requestId, reviewerId: userId, decision, comment: decision === "deny" ? SLACK_DENIAL_REASON : undefined }, now);
   const summary = summaryOf(body);

@@ -14,6 +14,7 @@ const facts = (over: Partial<RequestFacts> = {}): RequestFacts => ({
   arguments: { to: "acct-991", memo: "<https://evil.example|click here> <!here>" },
   approverGroup: "treasury",
   approvalsRequired: 1,
+  requirePasskey: false,
   approvals: 0,
   status: "pending",
   deadline: new Date(NOW.getTime() + 3_600_000),
@@ -33,11 +34,18 @@ describe("decidableInChat", () => {
     expect(decidableInChat({ approvalsRequired: 3 })).toBe(false);
   });
 
+  it("a request whose approvals are confirmed with a passkey is not approved in chat, whatever its quorum", () => {
+    expect(decidableInChat({ approvalsRequired: 1, requirePasskey: true })).toBe(false);
+    expect(decidableInChat({ approvalsRequired: 1, requirePasskey: false })).toBe(true);
+  });
+
   it("judges the stored request: its approvalsRequired column wins over what its body says", () => {
     const body = { requirements: { approverGroup: "treasury", approvalsRequired: 1 } };
-    expect(storedRequirements(2, body)).toEqual({ approverGroup: "treasury", approvalsRequired: 2 });
-    expect(decidableInChat(storedRequirements(2, body))).toBe(false);
-    expect(decidableInChat(storedRequirements(1, {}))).toBe(true);
+    expect(storedRequirements({ approvalsRequired: 2, requirePasskey: false }, body)).toEqual({ approverGroup: "treasury", approvalsRequired: 2, requirePasskey: false });
+    expect(decidableInChat(storedRequirements({ approvalsRequired: 2, requirePasskey: false }, body))).toBe(false);
+    expect(decidableInChat(storedRequirements({ approvalsRequired: 1, requirePasskey: false }, {}))).toBe(true);
+    // The column wins over a body that says no passkey.
+    expect(decidableInChat(storedRequirements({ approvalsRequired: 1, requirePasskey: true }, { requirements: { requirePasskey: false } }))).toBe(false);
   });
 });
 

@@ -15,6 +15,7 @@ function fieldsOf(f: FormData): RuleFields {
   const out: RuleFields = {};
   for (const [k, v] of f.entries()) if (typeof v === "string" && !k.startsWith("$")) out[k] = v;
   out.requireJustification = f.get("requireJustification") === "on";
+  out.requirePasskey = f.get("requirePasskey") === "on";
   out.active = f.get("active") === "on";
   return out;
 }

@@ -85,6 +85,7 @@ export default async function PolicyPage() {
                           requestDeadlineSec: r.requestDeadlineSec,
                           approvalValiditySec: r.approvalValiditySec,
                           requireJustification: r.requireJustification,
+                          requirePasskey: r.requirePasskey,
                           reason: r.reason,
                           active: r.active,
                         }}

@@ -1,12 +1,22 @@
 "use server";
 
 import { revalidatePath } from "next/cache";
+import { headers } from "next/headers";
+import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import { z } from "zod";
 import { authorizeAction, REVIEW_ROLES } from "@/lib/auth/session";
 import { checkConfirmation } from "@/lib/inbox/high-risk";
 import { describeOutcome, type AskState, type DecisionState } from "@/lib/inbox/outcome";
 import { askRequester } from "@/lib/tasks/ask";
 import { decide } from "@/lib/tasks/decide";
+import { issueApprovalChallenge, type PasskeyProof } from "@/lib/passkeys/approval";
+import { relyingParty } from "@/lib/passkeys/relying-party";
+import { PasskeyNonce, readAssertion } from "@/lib/passkeys/wire";
+
+/** The origin this server action was called from (the relying party's default when none is configured). */
+async function requestOrigin(): Promise<string | null> {
+  return (await headers()).get("origin");
+}
 
 const decisionSchema = z.discriminatedUnion("decision", [
   z.object({
@@ -53,7 +63,17 @@ export async function decideAction(_prev: DecisionState, formData: FormData): Pr
     if (!confirmed.ok) return { status: "error", message: confirmed.error, field: "confirm" };
   }
 
-  const result = await decide({ requestId, reviewerId: who.user.id, decision, comment: parsed.data.comment || undefined }, new Date());
+  // A passkey confirmation, when the form carries one; whether the request needs it is decided by `decide`.
+  let passkey: PasskeyProof | undefined;
+  if (decision === "approve" && formData.get("passkeyResponse")) {
+    const nonce = PasskeyNonce.safeParse(formData.get("passkeyNonce"));
+    const response = readAssertion(formData.get("passkeyResponse"));
+    const rp = relyingParty(await requestOrigin());
+    if (!nonce.success || !response || !rp) return { status: "error", message: "The passkey confirmation could not be read. Try again." };
+    passkey = { nonce: nonce.data, response, rp };
+  }
+
+  const result = await decide({ requestId, reviewerId: who.user.id, decision, comment: parsed.data.comment || undefined, passkey }, new Date());
   revalidatePath(`/requests/${requestId}`);
   revalidatePath("/inbox");
   if (!result.ok) return { status: "error", message: result.error };
@@ -91,4 +111,20 @@ export async function askAction(_prev: AskState, formData: FormData): Promise<As
   revalidatePath(`/requests/${parsed.data.requestId}`);
   if (!result.ok) return { status: "error", message: result.error };
   return { status: "done", message: "Your question was sent. The agent sees it on its next poll; the answer appears here." };
+}
+
+export type PasskeyChallengeState = { ok: true; nonce: string; options: PublicKeyCredentialRequestOptionsJSON } | { ok: false; error: string };
+
+/**
+ * A single-use challenge for the signed-in reviewer to confirm the approval of one request with their passkey,
+ * bound to the request's id and argument digest. The approval itself is checked again by `decide`.
+ */
+export async function passkeyChallengeAction(requestId: string): Promise<PasskeyChallengeState> {
+  const who = await authorizeAction(REVIEW_ROLES);
+  if (!who.ok) return { ok: false, error: who.error };
+  const id = z.uuid().safeParse(requestId);
+  if (!id.success) return { ok: false, error: "That request could not be read. Reload the page and try again." };
+  const rp = relyingParty(await requestOrigin());
+  if (!rp) return { ok: false, error: "Passkeys are not configured on this server." };
+  return issueApprovalChallenge(who.user.id, id.data, rp, new Date());
 }

@@ -16,7 +16,8 @@ import { hasRole, requireUser, VIEW_ROLES } from "@/lib/auth/session";
 import { SealedRecordError } from "@/lib/crypto/seal";
 import { requestFor } from "@/lib/inbox/queries";
 import { conditionText } from "@/lib/inbox/rule-words";
-import { askAction, decideAction } from "./actions";
+import { askAction, decideAction, passkeyChallengeAction } from "./actions";
+import { listPasskeys } from "@/lib/passkeys/registration";
 
 export const metadata: Metadata = { title: "Approval request" };
 export const dynamic = "force-dynamic";
@@ -153,6 +154,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
               cannotAct={req.cannotAct}
               confirmation={req.confirmation}
               action={decideAction}
+              passkey={req.requirePasskey ? { registered: (await listPasskeys(user.id)).length > 0, challenge: passkeyChallengeAction } : null}
             />
           </Section>
 
@@ -243,6 +245,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
               <Field label="Approvers">
                 {req.approvalsRequired} distinct from {req.approverGroup}
               </Field>
+              {req.requirePasskey && <Field label="Passkey">each approval is confirmed with the reviewer&apos;s passkey</Field>}
               {req.statusNote && <Field label="Note">{req.statusNote}</Field>}
             </dl>
           </Section>
