@@ -8,7 +8,7 @@
 import { createServer, type Server } from "node:http";
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createTaskSessionFromClient, type RawClientDispatch } from "@modelcontextprotocol/ext-tasks/client";
-import { SignJWT, exportJWK, generateKeyPair, type JWK } from "jose";
+import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import Provider, { errors as oidcErrors } from "oidc-provider";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { enableAgent, revokeAgent } from "../lib/admin/agents";
@@ -352,6 +352,55 @@ describe("the cost of authentication", () => {
     } finally {
       counter.restore();
     }
+  });
+});
+
+describe("an authorization server that cannot be reached: 503 with Retry-After, and nothing runs", () => {
+  async function expectUnavailable(token: string) {
+    const before = await rowsWritten();
+    const { headers, body } = buildRpcRequest("tools/call", { name: "issue_refund", arguments: GATED }, { token, caps: TASKS_CAPABILITIES, clientName: CLIENT_INFO.name });
+    const res = await fetch(mcp.url, { method: "POST", headers, body });
+    const reply = (await res.json()) as { jsonrpc: string; error?: { code: number; message: string } };
+    expect(res.status).toBe(503);
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(reply.jsonrpc).toBe("2.0");
+    expect(reply.error?.code).toBe(-32603);
+    expect(reply.error?.message).toMatch(/^The authorization server that issued the access token cannot be reached, so the token could not be verified\. This request was not processed: no tool ran and nothing was recorded\. Retry later\.$/);
+    expect(await rowsWritten()).toEqual(before);
+    expect(await refundsFor("O-2289")).toHaveLength(0);
+  }
+
+  it("its metadata cannot be fetched (the key set not yet known); once it is back, the same token works", async () => {
+    const { access_token } = await tokenFor("ci-agent");
+    forgetKeySets();
+    await stopAuthorizationServer();
+    try {
+      await expectUnavailable(access_token);
+    } finally {
+      await startAuthorizationServer([signingKey]);
+    }
+    expect((await callGated(access_token)).status).toBe(200);
+  });
+
+  it("its key set cannot be fetched for a key not seen before", async () => {
+    const { access_token } = await tokenFor("ci-agent");
+    expect((await callGated(access_token)).status).toBe(200);
+    const unseen = await newKey("key-unseen");
+    const now = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT({ client_id: "ci-agent", scope: "mcp" })
+      .setProtectedHeader({ alg: "RS256", kid: unseen.kid, typ: "at+jwt" })
+      .setIssuer(ISSUER)
+      .setAudience(audience)
+      .setExpirationTime(now + 300)
+      .sign(await importJWK(unseen.privateJwk, "RS256"));
+    await stopAuthorizationServer();
+    try {
+      await expectUnavailable(token);
+    } finally {
+      await startAuthorizationServer([signingKey]);
+    }
+    // Back: the key is not published, so the token is refused as it should be.
+    expect((await callGated(token)).status).toBe(401);
   });
 });
 
