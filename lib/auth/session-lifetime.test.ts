@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { newSessionTimes, parseSessionDuration, renewSession, sessionLifetime, sessionLimits } from "./session-lifetime";
+import { describeSessionSettings, newSessionTimes, parseSessionDuration, renewSession, sessionLifetime, sessionLimits } from "./session-lifetime";
 
 const LIMITS = { idleSec: 30 * 60, maxSec: 12 * 3600 };
 const SIGNED_IN = new Date("2026-12-01T08:00:00Z");
@@ -70,5 +70,14 @@ describe("the limits' settings", () => {
     expect(sessionLimits({ COUNTERSIGN_SESSION_IDLE: "2d", COUNTERSIGN_SESSION_MAX: "1h" })).toEqual({ idleSec: 3600, maxSec: 3600 });
     expect(parseSessionDuration("-5m")).toBeNull();
     expect(parseSessionDuration("1w")).toBeNull();
+  });
+});
+
+describe("the limits at start-up", () => {
+  it("are described; a value that is set but is no duration stops the start, naming the setting", () => {
+    expect(describeSessionSettings({})).toBe("browser sessions: signed out after 30m without activity, and 12h after signing in");
+    expect(describeSessionSettings({ COUNTERSIGN_SESSION_IDLE: "90" })).toMatch(/after 90s without activity/);
+    expect(() => describeSessionSettings({ COUNTERSIGN_SESSION_MAX: "twelve hours" })).toThrow(/^COUNTERSIGN_SESSION_MAX: "twelve hours" is not a duration/);
+    expect(() => describeSessionSettings({ COUNTERSIGN_SESSION_IDLE: "0" })).toThrow(/^COUNTERSIGN_SESSION_IDLE/);
   });
 });

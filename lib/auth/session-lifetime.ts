@@ -35,6 +35,24 @@ export function sessionLimits(env: Record<string, string | undefined> = process.
   return { idleSec, maxSec };
 }
 
+/** A session setting that is set but is no duration; `npm start` stops with it. */
+export class SessionSettingsError extends Error {
+  override name = "SessionSettingsError";
+}
+
+/** The session limits for the start-up log; throws a SessionSettingsError naming a setting that is set but unreadable. */
+export function describeSessionSettings(env: Record<string, string | undefined> = process.env): string {
+  for (const name of ["COUNTERSIGN_SESSION_IDLE", "COUNTERSIGN_SESSION_MAX"]) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== "" && parseSessionDuration(raw) === null) {
+      throw new SessionSettingsError(`${name}: "${raw.slice(0, 40)}" is not a duration; expected e.g. 30m, 12h or 1d.`);
+    }
+  }
+  const { idleSec, maxSec } = sessionLimits(env);
+  const text = (sec: number) => (sec % 3600 === 0 ? `${sec / 3600}h` : sec % 60 === 0 ? `${sec / 60}m` : `${sec}s`);
+  return `browser sessions: signed out after ${text(idleSec)} without activity, and ${text(maxSec)} after signing in`;
+}
+
 const isTime = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v > 0;
 
 /**
