@@ -2,11 +2,18 @@
  * Security headers for pages: a Content-Security-Policy with a fresh nonce for each response (Next.js reads it
  * from the request and puts it on its own scripts); the fixed headers and HSTS come from next.config.ts. Authentication and authorization are not
  * decided here: every page, action and handler checks them itself.
+ *
+ * Wrapped in Auth.js's `auth`, which re-issues the session cookie of a session still within its limits, so visiting
+ * pages and using their actions keeps a reviewer signed in (lib/auth/session-renewal.ts). The wrapper answers
+ * nothing itself: a request with no session, or one that is over, goes on to the page, which sends it to sign in.
  */
 import { NextResponse, type NextRequest } from "next/server";
+import { withSessionRenewal } from "@/lib/auth/session-renewal";
 import { cameOverHttps, newNonce, pageCsp } from "@/lib/web/security-headers";
 
-export function proxy(request: NextRequest) {
+export const proxy = withSessionRenewal((request) => securityHeaders(request));
+
+function securityHeaders(request: NextRequest) {
   const https = cameOverHttps(request.nextUrl, request.headers);
   const csp = pageCsp({ nonce: newNonce(), https, dev: process.env.NODE_ENV === "development" });
   const requestHeaders = new Headers(request.headers);

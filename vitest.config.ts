@@ -15,6 +15,8 @@ export default defineConfig({
     fileParallelism: false,
     pool: "forks",
     testTimeout: 60_000,
+    // Auth.js's Next.js package imports `next/server` without an extension, which only a bundler resolves.
+    server: { deps: { inline: ["next-auth"] } },
     hookTimeout: 120_000,
   },
 });

@@ -2,8 +2,12 @@
  * Ending sessions in the browser: "Sign out everywhere" on the profile page signs the person out of this browser
  * and refuses their other browser's session at its next request; an admin ending someone's sessions does the same
  * to all of theirs. A fresh sign-in afterwards works. Both are audited (user.sessions-ended).
+ *
+ * Sessions are short and renewable: the session cookie lives for the idle limit (default 30 minutes) and moves
+ * forward with activity. A session past its idle or absolute limit is refused by tests/session-limits.test.ts (forged
+ * old tokens through the real Auth.js); here, the browser's cookie is renewed by visiting pages.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test, type BrowserContext } from "@playwright/test";
 import { ADMIN, personIn, ready, user } from "./support";
 
 const SAM = user("sam.lead@countersign.test");
@@ -48,4 +52,44 @@ test("an admin ends a reviewer's sessions: the reviewer's next request is signed
   await expect(admin.page).toHaveURL(/\/admin\/people$/);
   await admin.context.close();
   await sid.context.close();
+});
+
+/** The expiry of the browser's session cookie, in seconds since the epoch. */
+async function sessionExpiry(context: BrowserContext): Promise<number> {
+  const cookie = (await context.cookies()).find((c) => /(^|\.)authjs\.session-token$/.test(c.name));
+  expect(cookie, "a session cookie").toBeDefined();
+  return cookie!.expires;
+}
+
+test("a session is short and renewed by activity: its cookie's expiry moves forward as the reviewer visits pages", async ({ browser }, testInfo) => {
+  const { context, page } = await personIn(browser, testInfo, SAM.email);
+  const first = await sessionExpiry(context);
+  // Short: the idle limit ahead (30 minutes by default), not a working day.
+  expect(first * 1000).toBeLessThanOrEqual(Date.now() + 31 * 60_000);
+  expect(first * 1000).toBeGreaterThan(Date.now() + 60_000);
+
+  // Each page visit re-issues the cookie from the moment of the visit; visits go on until its expiry has moved (bounded).
+  let later = first;
+  for (let visit = 0; visit < 30 && later <= first; visit++) {
+    await page.goto(visit % 2 ? "/inbox" : "/profile");
+    await ready(page);
+    later = await sessionExpiry(context);
+  }
+  expect(later).toBeGreaterThan(first);
+  // Still the same person, signed in.
+  await page.goto("/profile");
+  await expect(page.getByRole("heading", { name: "Your profile" })).toBeVisible();
+  await context.close();
+});
+
+test("a session cookie the server no longer accepts is deleted at the next page visit, and the page asks for a sign-in", async ({ browser }, testInfo) => {
+  const { context, page } = await personIn(browser, testInfo, SAM.email);
+  const cookie = (await context.cookies()).find((c) => /(^|\.)authjs\.session-token$/.test(c.name))!;
+  // Damaged (its authentication tag changed), set as the server sets it: for this host only.
+  await context.clearCookies({ name: cookie.name });
+  await context.addCookies([{ name: cookie.name, value: `${cookie.value.slice(0, -8)}AAAAAAAA`, url: page.url(), httpOnly: true, sameSite: "Lax" }]);
+  await page.goto("/inbox");
+  await expect(page).toHaveURL(/\/login/);
+  expect((await context.cookies()).some((c) => /(^|\.)authjs\.session-token$/.test(c.name))).toBe(false);
+  await context.close();
 });

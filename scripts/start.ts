@@ -19,6 +19,7 @@ import { seedDemo } from "../lib/db/seed";
 import { describeNotifySettings } from "../lib/notify/settings";
 import { describeSlackSettings } from "../lib/slack/settings";
 import { describeOAuthSettings } from "../lib/auth/oauth-config";
+import { describeSessionSettings, SessionSettingsError } from "../lib/auth/session-lifetime";
 import { parseSsoConfig, SsoConfigError } from "../lib/auth/sso-config";
 import { logFailure, logInfo } from "../lib/log";
 import { registerDemoFilesystem } from "../lib/gateway/demo";
@@ -61,12 +62,13 @@ function needsBuild(): boolean {
   return Math.max(...sources, ...files) > built;
 }
 
-// Bad single sign-on settings stop the start here, with every problem named, rather than at the first sign-in.
+// Bad single sign-on or session settings stop the start here, with every problem named, rather than at the first sign-in.
 try {
   const sso = parseSsoConfig(process.env);
   if (sso.providers.length) log(`single sign-on: ${sso.providers.map((p) => p.name).join(", ")}; password sign-in ${sso.passwordSignIn ? "on" : "off"}`);
+  log(describeSessionSettings());
 } catch (e) {
-  if (!(e instanceof SsoConfigError)) throw e;
+  if (!(e instanceof SsoConfigError) && !(e instanceof SessionSettingsError)) throw e;
   console.error(`[countersign] ${e.message}`);
   process.exit(1);
 }

@@ -7,7 +7,7 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 
-const state = vi.hoisted(() => ({ session: null as null | { user: { id: string } } }));
+const state = vi.hoisted(() => ({ session: null as null | { user: { id: string; signedInAt: number; seenAt: number } } }));
 vi.mock("@/lib/auth/auth", () => ({ auth: vi.fn(async () => state.session), signIn: vi.fn(), signOut: vi.fn(), handlers: {} }));
 vi.mock("next-auth", () => ({ AuthError: class AuthError extends Error {} }));
 vi.mock("next/headers", () => ({ headers: async () => new Headers({ host: "countersign.test" }), cookies: async () => new Map() }));
@@ -16,13 +16,14 @@ vi.mock("next/cache", () => ({ revalidatePath: vi.fn(), revalidateTag: vi.fn() }
 import PeoplePage from "../app/admin/people/page";
 import { db } from "../lib/db/client";
 import { resetDb, userId } from "./support/db";
+import { newSessionTimes } from "../lib/auth/session-lifetime";
 
 beforeEach(resetDb);
 
 describe("admin → people and agents, OAuth agents", () => {
   it("lists a pending OAuth agent with its issuer and client id (escaped) and an Enable action; an enabled one without", async () => {
     const admin = await userId("admin@countersign.test");
-    state.session = { user: { id: admin } };
+    state.session = { user: { id: admin, ...newSessionTimes(new Date()) } };
     const common = { tokenPrefix: "oauth", userId: admin, oauthIssuer: "https://auth.example.com" };
     await db().agent.create({ data: { ...common, name: "oauth-img-src-x", tokenHash: "h1", oauthClientId: '<img src=x onerror="alert(1)">', pendingSince: new Date() } });
     await db().agent.create({ data: { ...common, name: "oauth-ci-agent", tokenHash: "h2", oauthClientId: "ci-agent", userId: await userId("rita.requester@countersign.test") } });

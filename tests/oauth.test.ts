@@ -3,13 +3,15 @@
  * loopback port issuing JWT access tokens by the client-credentials grant, bound by a resource indicator (RFC 8707)
  * to Countersign's /mcp, which runs in process behind a real HTTP server. The official SDK client gets its token by
  * itself (401, the resource metadata, the issuer's metadata, the token endpoint) and drives a gated call to
- * approved-executed; refused tokens get the right status and challenge, and nothing runs.
+ * approved-executed; refused tokens get the right status and challenge, and nothing runs. An interactive client
+ * does the authorization code flow with PKCE (S256) and the resource parameter, the person's sign-in and consent
+ * driven through the provider's interaction API. An authorization server that cannot be reached is a 503.
  */
-import { createServer, type Server } from "node:http";
-import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/client";
 import { createTaskSessionFromClient, type RawClientDispatch } from "@modelcontextprotocol/ext-tasks/client";
-import { SignJWT, exportJWK, generateKeyPair, type JWK } from "jose";
-import Provider, { errors as oidcErrors } from "oidc-provider";
+import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import Provider, { errors as oidcErrors, type ClientMetadata } from "oidc-provider";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { enableAgent, revokeAgent } from "../lib/admin/agents";
 import { forgetKeySets } from "../lib/auth/oauth";
@@ -26,6 +28,11 @@ const ISSUER = `http://127.0.0.1:${PORT}`;
 const OTHER_RESOURCE = "https://elsewhere.example.com/mcp";
 const SECRET = "a-client-secret-of-the-test-authorization-server";
 const CLIENTS = ["ci-agent", "mapped-agent", "new-agent", "brief-agent", "unscoped-agent"] as const;
+/** An interactive MCP client (a desktop app): a public client of the authorization code flow with PKCE. */
+const DESK_CLIENT = "desk-agent";
+const DESK_REDIRECT = "http://127.0.0.1:3313/callback";
+/** The account the person signs in as at the authorization server (the access token's subject). */
+const DESK_ACCOUNT = "otto-at-the-organisation";
 const DISPOSITION = "io.modelcontextprotocol/tool-approval-disposition";
 const CLIENT_INFO = { name: "countersign-oauth-test", version: "1.0.0" };
 const TASKS_CAPABILITIES = { extensions: { "io.modelcontextprotocol/tasks": {} } };
@@ -55,7 +62,7 @@ const closers: (() => Promise<unknown>)[] = [];
 /** oidc-provider on ISSUER signing with the first of `keys` (the others stay published, as in a rotation). */
 async function startAuthorizationServer(keys: Key[]): Promise<void> {
   const provider = new Provider(ISSUER, {
-    clients: CLIENTS.map((id) => ({
+    clients: CLIENTS.map((id): ClientMetadata => ({
       client_id: id,
       client_secret: SECRET,
       grant_types: ["client_credentials"],
@@ -63,9 +70,20 @@ async function startAuthorizationServer(keys: Key[]): Promise<void> {
       response_types: [],
       token_endpoint_auth_method: "client_secret_basic",
       scope: "mcp",
-    })),
+    })).concat([
+      {
+        client_id: DESK_CLIENT,
+        grant_types: ["authorization_code"],
+        redirect_uris: [DESK_REDIRECT],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+        scope: "mcp",
+      },
+    ]),
     jwks: { keys: keys.map((k) => k.privateJwk) },
     scopes: ["mcp"],
+    findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
+    pkce: { required: () => true },
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
@@ -84,6 +102,7 @@ async function startAuthorizationServer(keys: Key[]): Promise<void> {
   // No kept-alive connections: a restarted server on the same port meets no stale socket.
   const server = createServer((req, res) => {
     res.shouldKeepAlive = false;
+    if (req.url?.startsWith("/interaction/")) return void signInAndConsent(provider, req, res);
     serve(req, res);
   });
   await new Promise<void>((resolve, reject) => {
@@ -92,6 +111,29 @@ async function startAuthorizationServer(keys: Key[]): Promise<void> {
   });
   authServer = server;
 }
+
+/**
+ * The organisation's sign-in and consent page, as its interaction API sees it: the person signs in as DESK_ACCOUNT
+ * and grants the client the scope it asked for on the resource it named (RFC 8707), then goes back to the flow.
+ */
+async function signInAndConsent(provider: Provider, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    const details = await provider.interactionDetails(req, res);
+    const params = details.params as { client_id: string; resource?: string; scope?: string };
+    const grant = new provider.Grant({ accountId: DESK_ACCOUNT, clientId: params.client_id });
+    interactions.push({ prompt: details.prompt.name, resource: params.resource, scope: params.scope });
+    // The scope is both one the provider knows and one of the resource's (RFC 8707): granted as both.
+    grant.addOIDCScope(params.scope ?? "mcp");
+    if (params.resource) grant.addResourceScope(params.resource, params.scope ?? "mcp");
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { login: { accountId: DESK_ACCOUNT }, consent: { grantId } }, { mergeWithLastSubmission: false });
+  } catch (e) {
+    res.writeHead(500).end(String(e));
+  }
+}
+
+/** What the authorization server's interaction saw: the prompt, and the resource and scope asked for. */
+const interactions: { prompt: string; resource?: string; scope?: string }[] = [];
 
 async function stopAuthorizationServer(): Promise<void> {
   const server = authServer;
@@ -129,7 +171,11 @@ async function approve(taskId: string): Promise<void> {
 
 /** The official SDK client with its client-credentials provider; the ext-tasks session reuses the token it got. */
 async function sdkSession(clientId: (typeof CLIENTS)[number]) {
-  const auth = new ClientCredentialsProvider({ clientId, clientSecret: SECRET, scope: "mcp", expectedIssuer: ISSUER });
+  return sdkSessionWith(new ClientCredentialsProvider({ clientId, clientSecret: SECRET, scope: "mcp", expectedIssuer: ISSUER }));
+}
+
+/** The official SDK client connected with `auth`; the ext-tasks session reuses the token it holds. */
+async function sdkSessionWith<A extends OAuthClientProvider>(auth: A) {
   const client = new Client(CLIENT_INFO, { capabilities: TASKS_CAPABILITIES, versionNegotiation: { mode: { pin: REVISION } } });
   await client.connect(new StreamableHTTPClientTransport(mcp.url, { authProvider: auth }));
   closers.push(() => client.close());
@@ -142,7 +188,7 @@ async function sdkSession(clientId: (typeof CLIENTS)[number]) {
       headers: {
         "Content-Type": "application/json",
         Accept: "application/json, text/event-stream",
-        Authorization: `Bearer ${auth.tokens()!.access_token}`,
+        Authorization: `Bearer ${(await auth.tokens())!.access_token}`,
         "MCP-Protocol-Version": REVISION,
         "Mcp-Method": method,
         "Mcp-Name": String(params?.name ?? params?.taskId ?? ""),
@@ -179,6 +225,8 @@ beforeAll(async () => {
       { issuer: ISSUER, clientId: "mapped-agent", user: "rita.requester@countersign.test", subjects: { "mapped-agent": "otto.ops@countersign.test" } },
       { issuer: ISSUER, clientId: "brief-agent", user: "rita.requester@countersign.test" },
       { issuer: ISSUER, clientId: "unscoped-agent", user: "rita.requester@countersign.test" },
+      // The interactive client acts for the person who signed in at the authorization server.
+      { issuer: ISSUER, clientId: DESK_CLIENT, user: "rita.requester@countersign.test", subjects: { [DESK_ACCOUNT]: "otto.ops@countersign.test" } },
     ]),
     COUNTERSIGN_POLL_INTERVAL_MS: "20",
   });
@@ -269,6 +317,156 @@ describe("an agent with an OAuth access token", () => {
   });
 });
 
+/**
+ * An interactive MCP client's side of the authorization code flow: registered in advance as a public client (no
+ * secret), it keeps its tokens and PKCE verifier in memory and records where it would send the person's browser.
+ */
+class DeskClientProvider implements OAuthClientProvider {
+  saved: { tokens?: Awaited<ReturnType<OAuthClientProvider["tokens"]>>; verifier?: string } = {};
+  authorizationUrl: URL | null = null;
+  readonly sentState = `state-${Math.random().toString(36).slice(2)}`;
+  get redirectUrl() {
+    return DESK_REDIRECT;
+  }
+  get clientMetadata() {
+    return { client_name: "Countersign desk test", redirect_uris: [DESK_REDIRECT], grant_types: ["authorization_code"], response_types: ["code"], token_endpoint_auth_method: "none", scope: "mcp" };
+  }
+  state() {
+    return this.sentState;
+  }
+  clientInformation() {
+    return { client_id: DESK_CLIENT };
+  }
+  tokens() {
+    return this.saved.tokens;
+  }
+  saveTokens(tokens: NonNullable<Awaited<ReturnType<OAuthClientProvider["tokens"]>>>) {
+    this.saved.tokens = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.saved.verifier = verifier;
+  }
+  codeVerifier() {
+    if (!this.saved.verifier) throw new Error("no code verifier saved");
+    return this.saved.verifier;
+  }
+}
+
+/**
+ * The person's browser at the authorization server: from the authorization request, through the sign-in and
+ * consent interaction, to the redirect back to the client; cookies kept as a browser keeps them. Returns the
+ * callback URL with the code.
+ */
+async function browserThroughAuthorization(start: URL): Promise<URL> {
+  const jar = new Map<string, string>();
+  let url = start;
+  for (let hop = 0; hop < 10; hop++) {
+    const res = await fetch(url, { redirect: "manual", headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") } });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(";");
+      const eq = pair.indexOf("=");
+      jar.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+    await res.body?.cancel();
+    const location = res.headers.get("location");
+    expect([302, 303], `hop ${hop} to ${url.pathname}`).toContain(res.status);
+    url = new URL(location!, url);
+    if (url.href.startsWith(DESK_REDIRECT)) return url;
+  }
+  throw new Error("the authorization flow did not come back to the client");
+}
+
+describe("an interactive MCP client: the authorization code flow with PKCE", () => {
+  it("the SDK client discovers the authorization server from the 401, the person signs in and consents, the code is exchanged; a gated call ends approved-executed for that person", async () => {
+    interactions.length = 0;
+    const desk = new DeskClientProvider();
+    const first = new Client(CLIENT_INFO, { capabilities: TASKS_CAPABILITIES, versionNegotiation: { mode: { pin: REVISION } } });
+    // What the client asks for, in order: the endpoint, the documents that lead it to the authorization server.
+    const seen: { url: string; status: number; challenge: string | null }[] = [];
+    const recording = async (input: string | URL | Request, init?: RequestInit) => {
+      const res = await fetch(input, init);
+      seen.push({ url: String(input instanceof Request ? input.url : input), status: res.status, challenge: res.headers.get("www-authenticate") });
+      return res;
+    };
+    const transport = new StreamableHTTPClientTransport(mcp.url, { authProvider: desk, fetch: recording });
+    // No token yet: the 401 names the resource metadata, which names the authorization server; the client sends the person there.
+    await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    const resourceMetadata = new URL("/.well-known/oauth-protected-resource/mcp", mcp.url).href;
+    expect(seen[0]).toEqual({ url: mcp.url.href, status: 401, challenge: `Bearer resource_metadata="${resourceMetadata}", scope="mcp"` });
+    // The resource metadata the challenge named, then the metadata of the authorization server it names (RFC 8414).
+    expect(seen.slice(1).map((r) => `${r.status} ${r.url}`)).toEqual([`200 ${resourceMetadata}`, `200 ${ISSUER}/.well-known/oauth-authorization-server`]);
+    const authorization = desk.authorizationUrl!;
+    expect(authorization).not.toBeNull();
+    expect(authorization.origin + authorization.pathname).toBe(`${ISSUER}/auth`);
+    const q = authorization.searchParams;
+    expect({ response_type: q.get("response_type"), client_id: q.get("client_id"), redirect_uri: q.get("redirect_uri"), method: q.get("code_challenge_method"), resource: q.get("resource"), scope: q.get("scope"), state: q.get("state") }).toEqual({
+      response_type: "code",
+      client_id: DESK_CLIENT,
+      redirect_uri: DESK_REDIRECT,
+      method: "S256",
+      // RFC 8707: the token is asked for this resource, Countersign's /mcp.
+      resource: audience,
+      scope: "mcp",
+      state: desk.sentState,
+    });
+    expect(q.get("code_challenge")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(desk.saved.verifier).toBeDefined();
+
+    const callback = await browserThroughAuthorization(authorization);
+    expect(interactions).toEqual([{ prompt: "login", resource: audience, scope: "mcp" }]);
+    expect(callback.searchParams.get("state")).toBe(desk.sentState);
+    expect(callback.searchParams.get("iss")).toBe(ISSUER);
+    expect(callback.searchParams.get("code")).toBeTruthy();
+    // The code exchange, with the PKCE verifier.
+    await transport.finishAuth(callback.searchParams);
+    const access = desk.saved.tokens!.access_token;
+    const claims = JSON.parse(Buffer.from(access.split(".")[1], "base64url").toString()) as Record<string, unknown>;
+    expect(claims).toMatchObject({ iss: ISSUER, aud: audience, client_id: DESK_CLIENT, sub: DESK_ACCOUNT, scope: "mcp" });
+    await first.close().catch(() => {});
+
+    // Reconnected with the token: the gated call waits for a reviewer, as the person who signed in.
+    const { session } = await sdkSessionWith(desk);
+    const execution = await session.callTool("issue_refund", GATED);
+    expect(execution.kind).toBe("task");
+    const taskId = execution.handle!.taskId;
+    const task = await db().task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(await db().agent.findUniqueOrThrow({ where: { id: task.agentId } })).toMatchObject({ oauthIssuer: ISSUER, oauthClientId: DESK_CLIENT, pendingSince: null });
+    expect(task.principalUserId).toBe(await userId("otto.ops@countersign.test"));
+    expect(await refundsFor("O-2289")).toHaveLength(0);
+    await approve(taskId);
+    const { outcome } = await execution.settle();
+    expect(outcome.status, outcome.status === "failed" ? outcome.error.message : "").toBe("completed");
+    expect((outcome as { result: { _meta: Record<string, unknown> } }).result._meta[DISPOSITION]).toBe("approved-executed");
+    expect(await refundsFor("O-2289")).toHaveLength(1);
+  });
+
+  it("the authorization server refuses the code without the PKCE verifier, and a plain (non-S256) challenge", async () => {
+    interactions.length = 0;
+    const desk = new DeskClientProvider();
+    const transport = new StreamableHTTPClientTransport(mcp.url, { authProvider: desk });
+    const client = new Client(CLIENT_INFO, { capabilities: TASKS_CAPABILITIES, versionNegotiation: { mode: { pin: REVISION } } });
+    await expect(client.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    const callback = await browserThroughAuthorization(desk.authorizationUrl!);
+    const exchange = (verifier: string | null) => {
+      const form = new URLSearchParams({ grant_type: "authorization_code", code: callback.searchParams.get("code")!, redirect_uri: DESK_REDIRECT, client_id: DESK_CLIENT, resource: audience });
+      if (verifier) form.set("code_verifier", verifier);
+      return fetch(`${ISSUER}/token`, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: form });
+    };
+    const without = await exchange(null);
+    expect(without.status).toBe(400);
+    expect(((await without.json()) as { error: string }).error).toBe("invalid_grant");
+    const plain = new URL(desk.authorizationUrl!);
+    plain.searchParams.set("code_challenge_method", "plain");
+    const res = await fetch(plain, { redirect: "manual" });
+    const refusedTo = new URL(res.headers.get("location") ?? "http://invalid/");
+    expect(refusedTo.searchParams.get("error")).toBe("invalid_request");
+    await client.close().catch(() => {});
+  });
+});
+
 describe("refused tokens: the status, the challenge, and nothing runs", () => {
   async function expectRefused(token: string, status: number, challenge: RegExp) {
     const before = await rowsWritten();
@@ -352,6 +550,55 @@ describe("the cost of authentication", () => {
     } finally {
       counter.restore();
     }
+  });
+});
+
+describe("an authorization server that cannot be reached: 503 with Retry-After, and nothing runs", () => {
+  async function expectUnavailable(token: string) {
+    const before = await rowsWritten();
+    const { headers, body } = buildRpcRequest("tools/call", { name: "issue_refund", arguments: GATED }, { token, caps: TASKS_CAPABILITIES, clientName: CLIENT_INFO.name });
+    const res = await fetch(mcp.url, { method: "POST", headers, body });
+    const reply = (await res.json()) as { jsonrpc: string; error?: { code: number; message: string } };
+    expect(res.status).toBe(503);
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(reply.jsonrpc).toBe("2.0");
+    expect(reply.error?.code).toBe(-32603);
+    expect(reply.error?.message).toMatch(/^The authorization server that issued the access token cannot be reached, so the token could not be verified\. This request was not processed: no tool ran and nothing was recorded\. Retry later\.$/);
+    expect(await rowsWritten()).toEqual(before);
+    expect(await refundsFor("O-2289")).toHaveLength(0);
+  }
+
+  it("its metadata cannot be fetched (the key set not yet known); once it is back, the same token works", async () => {
+    const { access_token } = await tokenFor("ci-agent");
+    forgetKeySets();
+    await stopAuthorizationServer();
+    try {
+      await expectUnavailable(access_token);
+    } finally {
+      await startAuthorizationServer([signingKey]);
+    }
+    expect((await callGated(access_token)).status).toBe(200);
+  });
+
+  it("its key set cannot be fetched for a key not seen before", async () => {
+    const { access_token } = await tokenFor("ci-agent");
+    expect((await callGated(access_token)).status).toBe(200);
+    const unseen = await newKey("key-unseen");
+    const now = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT({ client_id: "ci-agent", scope: "mcp" })
+      .setProtectedHeader({ alg: "RS256", kid: unseen.kid, typ: "at+jwt" })
+      .setIssuer(ISSUER)
+      .setAudience(audience)
+      .setExpirationTime(now + 300)
+      .sign(await importJWK(unseen.privateJwk, "RS256"));
+    await stopAuthorizationServer();
+    try {
+      await expectUnavailable(token);
+    } finally {
+      await startAuthorizationServer([signingKey]);
+    }
+    // Back: the key is not published, so the token is refused as it should be.
+    expect((await callGated(token)).status).toBe(401);
   });
 });
 

@@ -14,7 +14,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 const state = vi.hoisted(() => ({
-  session: null as null | { user: { id: string } },
+  session: null as null | { user: { id: string; signedInAt: number; seenAt: number } },
   headers: new Headers(),
 }));
 
@@ -49,6 +49,7 @@ import { db } from "../lib/db/client";
 import { callTool } from "../lib/tasks/call";
 import { createWebhook } from "../lib/webhooks/admin";
 import { principal, requestIdOf, resetDb, userId } from "./support/db";
+import { newSessionTimes } from "../lib/auth/session-lifetime";
 
 const HOST = "countersign.test";
 const ORIGIN = `http://${HOST}`;
@@ -65,7 +66,8 @@ const EMAIL: Record<Exclude<Who, "nobody">, string> = {
 
 /** Signs `who` in (the session only names the user; role and groups are re-read from the database). */
 async function as(who: Who, origin: string | null = ORIGIN): Promise<void> {
-  state.session = who === "nobody" ? null : { user: { id: await userId(EMAIL[who]) } };
+  // A session as Auth.js hands it over: signed in and last used now.
+  state.session = who === "nobody" ? null : { user: { id: await userId(EMAIL[who]), ...newSessionTimes(new Date()) } };
   state.headers = new Headers({ host: HOST, ...(origin ? { origin } : {}) });
 }
 

@@ -1,7 +1,8 @@
 /**
  * Auth.js configuration for the reviewer-facing browser side: email + password (bcrypt) of an active User, and
  * single sign-on through the OpenID Connect providers of COUNTERSIGN_OIDC_PROVIDERS (lib/auth/sso-config.ts; none
- * configured: password only, as before), kept in a JWT session that carries the user's id, role and approver groups.
+ * configured: password only, as before), kept in a JWT session that carries the user's id, role and approver groups,
+ * the session epoch and when it was signed in and last used (short and renewable: lib/auth/session-renewal.ts).
  * A provider sign-in sets the User row's role and groups from the claims (lib/auth/sso-sign-in.ts) before the
  * session is issued; COUNTERSIGN_PASSWORD_SIGN_IN=off makes the Credentials provider refuse every attempt. The session is only a hint: every server
  * action and route handler re-reads the user through `lib/auth/session.ts` before it authorizes anything.
@@ -11,6 +12,8 @@
 import NextAuth, { CredentialsSignin } from "next-auth";
 import type { OIDCConfig } from "next-auth/providers";
 import Credentials from "next-auth/providers/credentials";
+import { newSessionTimes } from "./session-lifetime";
+import { renewedToken, sessionOptions } from "./session-renewal";
 import { sessionEpochOf } from "./sessions";
 import { checkSignIn, credentialsSchema } from "./sign-in";
 import { ssoConfig, type OidcProviderConfig } from "./sso-config";
@@ -50,10 +53,11 @@ export class SignInThrottled extends CredentialsSignin {
 }
 
 /** The claims this app keeps in the session token, beside Auth.js's own. */
-type AppClaims = { uid?: string; role?: string; groups?: string[]; epoch?: number };
+type AppClaims = { uid?: string; role?: string; groups?: string[]; epoch?: number; signedInAt?: number; seenAt?: number };
 
 export const { auth, signIn, signOut, handlers } = NextAuth({
-  session: { strategy: "jwt", maxAge: 8 * 60 * 60 },
+  // Short and renewable: the idle limit from the last use, and an absolute limit from the sign-in (lib/auth/session-renewal.ts).
+  session: sessionOptions(),
   // A refused single sign-on (AccessDenied) comes back to the sign-in page too, with ?error=AccessDenied.
   pages: { signIn: "/login", error: "/login" },
   logger: {
@@ -119,13 +123,16 @@ export const { auth, signIn, signOut, handlers } = NextAuth({
         claims.groups = u.groups ?? [];
         // The session belongs to the user's sessions of now: ending them (lib/auth/sessions.ts) refuses it.
         claims.epoch = u.id ? await sessionEpochOf(u.id) : 0;
+        Object.assign(claims, newSessionTimes(new Date()));
+        return token;
       }
-      return token;
+      // A session read: renewed by this use, or over (null: Auth.js deletes the cookie).
+      return renewedToken(token as typeof token & AppClaims, new Date());
     },
     session({ session, token }) {
       const claims = token as typeof token & AppClaims;
       if (session.user) {
-        Object.assign(session.user, { id: claims.uid, role: claims.role, groups: claims.groups ?? [], epoch: claims.epoch ?? 0 });
+        Object.assign(session.user, { id: claims.uid, role: claims.role, groups: claims.groups ?? [], epoch: claims.epoch ?? 0, signedInAt: claims.signedInAt, seenAt: claims.seenAt });
       }
       return session;
     },

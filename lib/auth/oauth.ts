@@ -19,6 +19,14 @@ export class TokenRefused extends Error {
   override name = "TokenRefused";
 }
 
+/**
+ * The issuer's metadata or key set could not be fetched (unreachable, an error status, a timeout, not JSON): the
+ * token can be neither accepted nor refused now. Says nothing about the token; the request may be retried.
+ */
+export class AuthorizationServerUnavailable extends Error {
+  override name = "AuthorizationServerUnavailable";
+}
+
 export type VerifiedToken = { issuer: string; clientId: string; subject: string | null; scopes: string[]; expiresAt: number };
 
 const METADATA_TIMEOUT_MS = 5_000;
@@ -39,11 +47,32 @@ export async function discoverJwksUrl(issuer: string, fetchImpl: typeof fetch = 
     if (typeof meta.jwks_uri !== "string") continue;
     return new URL(meta.jwks_uri).href;
   }
-  throw new Error(`No authorization server metadata with a jwks_uri for issuer ${issuer}`);
+  throw new AuthorizationServerUnavailable(`No authorization server metadata with a jwks_uri for issuer ${issuer}`);
 }
 
 type KeySet = ReturnType<typeof createRemoteJWKSet>;
 const keySets = new Map<string, Promise<KeySet>>();
+
+/** Whether a key set lookup failed for want of the key set itself: its fetch failed, timed out, or was not a key set. */
+function keySetFetchFailed(e: unknown): boolean {
+  if (e instanceof errors.JWKSTimeout || e instanceof errors.JWKSInvalid) return true;
+  // fetch's own failure (refused, reset, DNS): a TypeError; an error status or a body that is not JSON: a generic JOSEError.
+  if (e instanceof TypeError) return true;
+  return e instanceof errors.JOSEError && e.code === "ERR_JOSE_GENERIC";
+}
+
+/** The remote key set, with a failure to fetch it told apart from a token it does not verify. */
+function reachableKeys(keys: KeySet): KeySet {
+  const lookup = (async (header: Parameters<KeySet>[0], token: Parameters<KeySet>[1]) => {
+    try {
+      return await keys(header, token);
+    } catch (e) {
+      if (keySetFetchFailed(e)) throw new AuthorizationServerUnavailable("The authorization server's key set could not be fetched");
+      throw e;
+    }
+  }) as KeySet;
+  return lookup;
+}
 
 /** One remote key set per issuer, kept for the life of the process (jose caches and refetches the keys). */
 function keySetFor(issuer: { issuer: string; jwksUrl: string | null }, cooldownMs: number): Promise<KeySet> {
@@ -52,7 +81,7 @@ function keySetFor(issuer: { issuer: string; jwksUrl: string | null }, cooldownM
   if (!set) {
     set = (async () => {
       const url = issuer.jwksUrl ?? (await discoverJwksUrl(issuer.issuer));
-      return createRemoteJWKSet(new URL(url), { cooldownDuration: cooldownMs, timeoutDuration: METADATA_TIMEOUT_MS });
+      return reachableKeys(createRemoteJWKSet(new URL(url), { cooldownDuration: cooldownMs, timeoutDuration: METADATA_TIMEOUT_MS }));
     })();
     // A failed discovery is tried again on the next token, not remembered.
     set.catch(() => keySets.delete(key));
@@ -80,7 +109,10 @@ export function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 }
 
-/** Verifies a JWT access token against the configuration; throws TokenRefused with a short reason. */
+/**
+ * Verifies a JWT access token against the configuration; throws TokenRefused with a short reason, or
+ * AuthorizationServerUnavailable when the issuer's metadata or keys cannot be fetched.
+ */
 export async function verifyAccessTokenJwt(token: string, config: Enabled): Promise<VerifiedToken> {
   if (!looksLikeJwt(token)) throw new TokenRefused("Malformed access token");
   let iss: unknown;
@@ -105,6 +137,7 @@ export async function verifyAccessTokenJwt(token: string, config: Enabled): Prom
       requiredClaims: ["exp"],
     }));
   } catch (e) {
+    if (e instanceof AuthorizationServerUnavailable) throw e;
     throw new TokenRefused(refusalReason(e));
   }
   const clientId = typeof payload.client_id === "string" && payload.client_id ? payload.client_id : typeof payload.azp === "string" && payload.azp ? payload.azp : null;

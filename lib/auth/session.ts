@@ -4,7 +4,8 @@
  *
  * The JWT only names the user. Role, groups and the active flag are read fresh from the User row, so a reviewer
  * who is deactivated or moved out of a group loses access at once, not when their token expires; so is the session
- * epoch, so a session ended by signing out everywhere or by an admin is refused at its next request.
+ * epoch, so a session ended by signing out everywhere or by an admin is refused at its next request. A session over
+ * its idle or absolute limit (lib/auth/session-lifetime.ts) is refused before the database is asked.
  */
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
@@ -13,6 +14,7 @@ import { z } from "zod";
 import { db } from "@/lib/db/client";
 import { auth } from "./auth";
 import { loginPathFor } from "./return-path";
+import { sessionLifetime, sessionLimits } from "./session-lifetime";
 import { sessionStillValid } from "./sessions";
 
 /** The path of the page being rendered, set by proxy.ts for pages (so a sign-in can return to it). */
@@ -34,13 +36,15 @@ export const REVIEW_ROLES: readonly Role[] = ["reviewer"];
 /** Roles that may read approval requests: reviewers (their groups' requests) and admins (all, read-only). */
 export const VIEW_ROLES: readonly Role[] = ["reviewer", "admin"];
 
-const sessionUserSchema = z.object({ id: z.string().min(1), epoch: z.number().int().optional() });
+const sessionUserSchema = z.object({ id: z.string().min(1), epoch: z.number().int().optional(), signedInAt: z.number().optional(), seenAt: z.number().optional() });
 
 /** The signed-in, active user, or null. Memoized per server request (layout and page ask once between them). */
 export const currentUser = cache(async function currentUser(): Promise<SessionUser | null> {
   const session = await auth();
   const parsed = sessionUserSchema.safeParse(session?.user);
   if (!parsed.success) return null;
+  // Past the absolute limit since the sign-in, or idle for longer than the idle limit: the person signs in again.
+  if (!sessionLifetime(parsed.data, new Date(), sessionLimits()).ok) return null;
   const user = await db().user.findUnique({
     where: { id: parsed.data.id },
     select: { id: true, name: true, email: true, role: true, groups: true, active: true, sessionEpoch: true },

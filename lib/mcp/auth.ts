@@ -21,7 +21,7 @@ import { noteUnavailable } from "./unavailable";
  */
 const VERIFICATION_HORIZON_S = 300;
 
-/** An unreachable database is noted for the route's 503; the SDK answers any other throw with a 500. */
+/** An unreachable database (or authorization server) is noted for the route's 503; the SDK answers any other throw with a 500. */
 function noting<T>(p: Promise<T>): Promise<T> {
   return p.catch((err: unknown) => {
     noteUnavailable(err);
@@ -64,6 +64,8 @@ export function oauthTokenVerifier(config: Enabled): OAuthTokenVerifier {
         return { token, clientId: principal.agentId, scopes: verified.scopes, expiresAt: verified.expiresAt, resource: new URL(config.audience), extra: { principal } };
       } catch (e) {
         if (e instanceof TokenRefused) throw new OAuthError(OAuthErrorCode.InvalidToken, e.message);
+        // The issuer's metadata or keys could not be fetched: marked for the route's 503 (the SDK answers a 500).
+        noteUnavailable(e);
         throw e;
       }
     },

@@ -1,28 +1,42 @@
 /**
- * The endpoint while the database is unavailable. A request whose failure came from an unreachable database (and
+ * The endpoint while the database, or an authorization server whose keys verify a token, is unavailable. A request whose failure came from an unreachable database (and
  * that no handler answered itself) is answered 503 with Retry-After and a JSON-RPC error that says the request was
  * not processed, instead of a bare 500: it failed in authentication or in building the server, before any tool
  * or task method ran. Handlers that fail later answer themselves and say what did or did not happen.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { AuthorizationServerUnavailable } from "../auth/oauth";
 import { DATABASE_UNAVAILABLE, isDatabaseUnavailable } from "../db/unavailable";
 
-const request = new AsyncLocalStorage<{ unavailable: boolean }>();
+type Outage = "database" | "authorization-server";
+
+const request = new AsyncLocalStorage<{ unavailable: Outage | null }>();
 
 export const RETRY_AFTER_S = 5;
 
-export const NOT_PROCESSED_MESSAGE = `${DATABASE_UNAVAILABLE} This request was not processed: no tool ran and nothing was recorded. Retry later.`;
+const NOT_PROCESSED = "This request was not processed: no tool ran and nothing was recorded. Retry later.";
 
-/** Whether `err` is an unavailable database; if so the current request is marked, to be answered 503. */
+export const NOT_PROCESSED_MESSAGE = `${DATABASE_UNAVAILABLE} ${NOT_PROCESSED}`;
+
+export const AUTHORIZATION_SERVER_UNAVAILABLE_MESSAGE = `The authorization server that issued the access token cannot be reached, so the token could not be verified. ${NOT_PROCESSED}`;
+
+function outageOf(err: unknown): Outage | null {
+  if (err instanceof AuthorizationServerUnavailable) return "authorization-server";
+  return isDatabaseUnavailable(err) ? "database" : null;
+}
+
+/** Whether `err` is an unavailable database or authorization server; if so the current request is marked, to be answered 503. */
 export function noteUnavailable(err: unknown): boolean {
-  if (!isDatabaseUnavailable(err)) return false;
+  const outage = outageOf(err);
+  if (!outage) return false;
   const state = request.getStore();
-  if (state) state.unavailable = true;
+  if (state) state.unavailable ??= outage;
   return true;
 }
 
-export function unavailableResponse(): Response {
-  return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32603, message: NOT_PROCESSED_MESSAGE } }), {
+export function unavailableResponse(outage: Outage = "database"): Response {
+  const message = outage === "authorization-server" ? AUTHORIZATION_SERVER_UNAVAILABLE_MESSAGE : NOT_PROCESSED_MESSAGE;
+  return new Response(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32603, message } }), {
     status: 503,
     headers: { "Content-Type": "application/json", "Retry-After": String(RETRY_AFTER_S) },
   });
@@ -30,17 +44,18 @@ export function unavailableResponse(): Response {
 
 /** Serves one request; a 5xx (or a throw) after an unavailable database was noted becomes the 503 above. */
 export async function answeringOutages(serve: () => Promise<Response>): Promise<Response> {
-  const state = { unavailable: false };
+  const state: { unavailable: Outage | null } = { unavailable: null };
   let response: Response;
   try {
     response = await request.run(state, serve);
   } catch (err) {
-    if (noteUnavailable(err) || state.unavailable) return unavailableResponse();
+    const outage = state.unavailable ?? outageOf(err);
+    if (outage) return unavailableResponse(outage);
     throw err;
   }
   if (state.unavailable && response.status >= 500) {
     await response.body?.cancel().catch(() => {});
-    return unavailableResponse();
+    return unavailableResponse(state.unavailable);
   }
   return response;
 }
