@@ -119,9 +119,12 @@ function buttonPress(slackUser: string, actionId: string, requestId: string): st
   return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
 }
 
+/** A button pressed, answered, and its decision and private reply finished (they may outlast the answer). */
 async function press(slackUser: string, actionId: string, requestId: string, now: Date) {
   const body = buttonPress(slackUser, actionId, requestId);
-  return handleSlackInteraction(signed(body, now), body, now);
+  const { settled, ...answer } = await handleSlackInteraction(signed(body, now), body, now);
+  await settled;
+  return answer;
 }
 
 /** Links a Countersign user to a Slack user the way a person does: a code from the profile page, sent as a signed command. */
@@ -238,7 +241,9 @@ describe("Slack approvals", () => {
 
     // A genuine press decides once; the same signed request again, inside the window, is a replay.
     const headers = signed(body, at(2 * MIN));
-    expect(await handleSlackInteraction(headers, body, at(2 * MIN))).toMatchObject({ status: 200 });
+    const genuine = await handleSlackInteraction(headers, body, at(2 * MIN));
+    expect(genuine).toMatchObject({ status: 200 });
+    await genuine.settled;
     expect(await status(requestId)).toBe("approved");
     const reviews = await db().review.count();
     expect(await handleSlackInteraction(headers, body, at(2 * MIN + 1000))).toMatchObject({ status: 401 });
@@ -345,6 +350,34 @@ describe("Slack approvals", () => {
     const now = new Date();
     const ok = await interactionsPOST(new Request("http://localhost/api/slack/interactions", { method: "POST", body, headers: signed(body, now) }));
     expect(ok.status).toBe(200);
+    // The decision may finish after the answer (a slow tool): wait for the state, bounded.
+    for (let i = 0; i < 200 && (await status(requestId)) !== "approved"; i++) await new Promise((r) => setTimeout(r, 25));
+    expect(await status(requestId)).toBe("approved");
+  });
+
+  it("the answer to Slack does not wait for a slow decision: Slack is answered in time, the decision and the reply follow", async () => {
+    await link("lena.lead@countersign.test", "U0LENA", at(0));
+    const { requestId } = await refund();
+    let release!: () => void;
+    const replies: string[] = [];
+    const held = new Promise<void>((r) => (release = r));
+    const api = {
+      postMessage: async () => ({ channel: CHANNEL, ts: "1" }),
+      update: async () => {},
+      // The private reply is held until the test lets it go: the work outlasts Slack's window.
+      postEphemeral: async (_c: string, _u: string, text: string) => {
+        await held;
+        replies.push(text);
+      },
+    };
+    const body = buttonPress("U0LENA", APPROVE_ACTION, requestId);
+    // Answered while the reply is still held: the answer did not wait for the work.
+    const answer = await handleSlackInteraction(signed(body, at(MIN)), body, at(MIN), api);
+    expect(answer).toMatchObject({ status: 200, body: null });
+    expect(replies).toEqual([]);
+    release();
+    await answer.settled;
+    expect(replies).toEqual(["You approved “EUR 180.00 refund on order O-2289”. The request is approved."]);
     expect(await status(requestId)).toBe("approved");
   });
 });

@@ -23,7 +23,12 @@ import { linkedUserId, linkSlackAccount, slackKey, unlinkSlackAccount, type Slac
 import { slackSettings, slackSigningSecret } from "./settings";
 import { SLACK_TIMESTAMP_WINDOW_SEC, verifySlackSignature } from "./signature";
 
-export type SlackReply = { status: number; body: Record<string, unknown> | null };
+export type SlackReply = {
+  status: number;
+  body: Record<string, unknown> | null;
+  /** An interaction's decision and its private reply, which may finish after the answer (see SLACK_ACK_MS). */
+  settled?: Promise<void>;
+};
 
 /** How long a seen signature is remembered: past the window, a replay fails the timestamp check anyway. */
 const SEEN_FOR_MS = 2 * SLACK_TIMESTAMP_WINDOW_SEC * 1000;
@@ -91,18 +96,32 @@ export async function handleSlackInteraction(headers: Headers, rawBody: string, 
   if (action.action_id === OPEN_ACTION) return { status: 200, body: null };
   if (action.action_id !== APPROVE_ACTION && action.action_id !== DENY_ACTION) return { status: 200, body: null };
   const requestId = action.value ?? "";
-  const text = await decideFromSlack(who, requestId, action.action_id === APPROVE_ACTION ? "approve" : "deny", now);
+  const decision = action.action_id === APPROVE_ACTION ? "approve" : "deny";
   const channel = p.channel?.id;
-  const bot = slackSettings();
-  if (channel && (api || bot)) {
-    try {
-      await (api ?? webApi(bot!.token)).postEphemeral(channel, p.user.id, text);
-    } catch {
-      logWarn("slack reply not delivered", { requestId });
+  // The decision, then its outcome told to the presser privately. An approval moves the task on at once, which may
+  // run a slow tool; Slack wants its answer within 3 seconds, so the answer does not wait past SLACK_ACK_MS: the
+  // work goes on (the review is already recorded or about to be) and the ephemeral message follows when it is done.
+  const settled = (async () => {
+    const text = await decideFromSlack(who, requestId, decision, now);
+    const bot = slackSettings();
+    if (channel && (api || bot)) {
+      try {
+        await (api ?? webApi(bot!.token)).postEphemeral(channel, p.user.id, text);
+      } catch {
+        logWarn("slack reply not delivered", { requestId });
+      }
     }
-  }
-  return { status: 200, body: null };
+  })().catch((e: unknown) => {
+    logWarn("slack decision failed", { requestId, error: e instanceof Error ? e.name : "unknown" });
+  });
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, SLACK_ACK_MS)))]);
+  clearTimeout(timer);
+  return { status: 200, body: null, settled };
 }
+
+/** How long an interaction's answer waits for its decision before acknowledging (Slack's limit is 3 seconds). */
+export const SLACK_ACK_MS = 2500;
 
 /** A decision from a Slack button: by the linked user only, through the review verb; the outcome in words. */
 export async function decideFromSlack(who: SlackIdentity, requestId: string, decision: "approve" | "deny", now: Date): Promise<string> {
