@@ -3,15 +3,23 @@
  * from the request and puts it on its own scripts); the fixed headers and HSTS come from next.config.ts. Authentication and authorization are not
  * decided here: every page, action and handler checks them itself.
  *
- * Wrapped in Auth.js's `auth`, which re-issues the session cookie of a session still within its limits, so visiting
- * pages and using their actions keeps a reviewer signed in (lib/auth/session-renewal.ts). The wrapper answers
+ * Page requests go through Auth.js's `auth`, which re-issues the session cookie of a session still within its
+ * limits, so visiting pages keeps a reviewer signed in (lib/auth/session-renewal.ts); server actions do not. The wrapper answers
  * nothing itself: a request with no session, or one that is over, goes on to the page, which sends it to sign in.
  */
-import { NextResponse, type NextRequest } from "next/server";
+import { NextResponse, type NextFetchEvent, type NextRequest } from "next/server";
 import { withSessionRenewal } from "@/lib/auth/session-renewal";
 import { cameOverHttps, newNonce, pageCsp } from "@/lib/web/security-headers";
 
-export const proxy = withSessionRenewal((request) => securityHeaders(request));
+// Auth.js types its wrapper for route handlers too; as a proxy it is called with the request and the fetch event.
+const renewing = withSessionRenewal((request) => securityHeaders(request)) as unknown as (request: NextRequest, event: NextFetchEvent) => Promise<Response>;
+
+export function proxy(request: NextRequest, event: NextFetchEvent) {
+  // A server action may sign in or out, setting or deleting the session cookie itself: re-issuing the cookie it
+  // arrived with would undo that (a signed-out person would stay signed in). So actions never renew; pages do.
+  if (request.headers.has("next-action")) return securityHeaders(request);
+  return renewing(request, event);
+}
 
 function securityHeaders(request: NextRequest) {
   const https = cameOverHttps(request.nextUrl, request.headers);

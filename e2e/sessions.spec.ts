@@ -54,6 +54,18 @@ test("an admin ends a reviewer's sessions: the reviewer's next request is signed
   await sid.context.close();
 });
 
+test("signing out signs out: the session cookie is gone and the next page asks for a sign-in (a page visit's renewal never brings it back)", async ({ browser }, testInfo) => {
+  const { context, page } = await personIn(browser, testInfo, SAM.email);
+  await page.goto("/profile");
+  await ready(page);
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
+  await expect(page).toHaveURL(/\/login$/);
+  expect((await context.cookies()).filter((c) => c.name.includes("session-token"))).toEqual([]);
+  await page.goto("/inbox");
+  await expect(page).toHaveURL(/\/login/);
+  await context.close();
+});
+
 /** The expiry of the browser's session cookie, in seconds since the epoch. */
 async function sessionExpiry(context: BrowserContext): Promise<number> {
   const cookie = (await context.cookies()).find((c) => /(^|\.)authjs\.session-token$/.test(c.name));

@@ -39,7 +39,7 @@ async function gatedWires(n: number, from: number, now: Date): Promise<void> {
 /** The claim's UPDATE exactly as claim() issues it (on a task that does not exist, so nothing changes). */
 async function claimStatement(): Promise<Statement> {
   const { statements } = await recordStatements(() => claim("no-such-task", 1, SWEEP_AT));
-  const update = statements.find((s) => /^\s*UPDATE "Task"/.test(s.text));
+  const update = statements.find((s) => /^\s*(WITH won AS \()?UPDATE "Task"/.test(s.text));
   if (!update) throw new Error("the claim issued no UPDATE on Task");
   return update;
 }

@@ -64,9 +64,8 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
       }
       if (req.status !== "pending") throw new Refused(`This request is already ${req.status}.`);
       if (req.deadline.getTime() <= now.getTime()) throw new Refused("This request has expired.");
-      if (await tx.review.findUnique({ where: { requestId_reviewerId: { requestId: req.id, reviewerId: reviewer.id } } })) {
-        throw new Refused("You have already reviewed this request.");
-      }
+      // A second review by the same reviewer is refused by the (request, reviewer) unique key at the insert below
+      // (P2002, answered as "already reviewed"), which also holds against a concurrent double submit.
       // An approval is given for what the reviewer was shown: a request whose sealed details fail their integrity
       // check cannot be approved (reading them throws SealedRecordError). A denial needs no details to be safe.
       let passkey: PasskeyEvidence | undefined;

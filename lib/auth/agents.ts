@@ -30,7 +30,7 @@ type AgentRow = {
  * An agent with its user, in one statement, when the agent is neither revoked nor pending and its user is active; else null. By
  * token hash (authentication) or by id (checks at execution).
  */
-async function liveAgent(by: { tokenHash: string; also?: Prisma.Sql } | { id: string }): Promise<AgentRow | null> {
+async function liveAgent(by: { tokenHash: string; also?: Prisma.Sql } | { id: string; also?: Prisma.Sql }): Promise<AgentRow | null> {
   const rows =
     "tokenHash" in by
       ? await db().$queryRaw<AgentRow[]>`
@@ -40,6 +40,7 @@ async function liveAgent(by: { tokenHash: string; also?: Prisma.Sql } | { id: st
           WHERE a."tokenHash" = ${by.tokenHash} AND a."revokedAt" IS NULL AND a."pendingSince" IS NULL AND u.active`
       : await db().$queryRaw<AgentRow[]>`
           SELECT a.id, a.name, a."userId", u.name AS "userName", u.email AS "userEmail", u.role::text AS "userRole", u.groups AS "userGroups"
+                 ${by.also ? Prisma.sql`, ${by.also}` : Prisma.empty}
           FROM "Agent" a JOIN "User" u ON u.id = a."userId"
           WHERE a.id = ${by.id} AND a."revokedAt" IS NULL AND a."pendingSince" IS NULL AND u.active`;
   return rows[0] ?? null;
@@ -80,9 +81,14 @@ export async function principalStillValid(agentId: string): Promise<boolean> {
 
 /** The principal as policy reads it now (agent, user, role, groups), or null when the agent or its user is no longer valid. */
 export async function currentSubject(agentId: string): Promise<Subject | null> {
-  const a = await liveAgent({ id: agentId });
+  return (await currentSubjectWith<Record<string, never>>(agentId, null))?.subject ?? null;
+}
+
+/** currentSubject, with `also` (columns of scalar subqueries, e.g. the policy's head) read in the same statement. */
+export async function currentSubjectWith<T extends Record<string, unknown>>(agentId: string, also: Prisma.Sql | null): Promise<{ subject: Subject; also: T } | null> {
+  const a = await liveAgent({ id: agentId, also: also ?? undefined });
   if (!a) return null;
-  return subjectFrom(a, { id: a.userId, email: a.userEmail, name: a.userName, role: a.userRole, groups: a.userGroups });
+  return { subject: subjectFrom(a, { id: a.userId, email: a.userEmail, name: a.userName, role: a.userRole, groups: a.userGroups }), also: a as unknown as T };
 }
 
 export function subjectFrom(agent: { id: string; name: string }, user: { id: string; email: string; name: string; role: string; groups: string[] }): Subject {

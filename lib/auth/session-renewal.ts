@@ -5,7 +5,7 @@
  * a place that can set cookies, it re-issues the token and its cookie with a fresh expiry, through the `jwt`
  * callback, which refuses a session over either limit (Auth.js then deletes the cookie). Those places are the
  * session endpoint (/api/auth/session) and the `auth` wrapper around the proxy; `auth()` in a server component
- * reads the token but cannot set a cookie. So a page visit or a server action renews the session; a JSON route
+ * reads the token but cannot set a cookie. So a page visit renews the session; a server action (which may sign in or out itself) and a JSON route
  * read does not.
  *
  * This instance has no providers and no database: it only renews. Who is signed in, and whether they may do

@@ -4,11 +4,11 @@
  */
 import type { Task } from "../db/generated/client";
 import { appendAudit } from "../audit/append";
-import { currentSubject } from "../auth/agents";
+import { currentSubjectWith } from "../auth/agents";
 import { db } from "../db/client";
 import { digest } from "../canonical";
 import { evaluate, type ApprovalInput, type Decision } from "../policy/evaluate";
-import { currentPolicy } from "../policy/store";
+import { currentPolicy, POLICY_HEAD_COLUMNS, type PolicyHead } from "../policy/store";
 import { historyCallOf, measureHistory } from "../policy/history";
 import { getTool, toolVersion } from "../tools/catalog";
 import { ToolBusyError, ToolError } from "../tools/types";
@@ -21,11 +21,13 @@ export type Reevaluation =
   | { next: "deny"; cause: DenialCause };
 
 export async function reevaluate(task: Task, approval: ApprovalInput, now: Date): Promise<Reevaluation> {
-  const subject = await currentSubject(task.agentId);
-  if (!subject) return { next: "deny", cause: "principal" };
+  // The principal as it is now, and in the same statement the policy's head (so the current policy, and with it
+  // the current tool catalog, costs no statement of its own).
+  const found = await currentSubjectWith<PolicyHead>(task.agentId, POLICY_HEAD_COLUMNS);
+  if (!found) return { next: "deny", cause: "principal" };
+  const { subject } = found;
   if (digest(task.arguments) !== task.argumentsDigest) return { next: "deny", cause: "binding" };
-  // The current policy, and with it (same statement) the current tool catalog.
-  const policy = await currentPolicy();
+  const policy = await currentPolicy({ doc: found.also.doc, rules: found.also.rules, catalog: found.also.catalog });
   const tool = getTool(task.tool);
   // A tool held for review (it changed upstream) or changed at all is not the tool the approval was given for.
   if (!tool || tool.held || toolVersion(tool) !== task.toolVersion) return { next: "deny", cause: "binding" };

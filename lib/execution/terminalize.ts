@@ -4,11 +4,11 @@
  * resultRetention, the dedup slot is freed, the task's call record is settled in policy history (void when it was
  * never claimed, so the tool never ran), and the audit event is written in the same transaction.
  */
-import { db } from "../db/client";
+import { db, Prisma } from "../db/client";
 import { countDisposition } from "../metrics";
 import { appendAudit } from "../audit/append";
 import { config } from "../config";
-import { settleTaskRecord } from "../policy/history";
+import { settleTaskRecordSql } from "../policy/history";
 import type { Disposition, TaskStatus, ToolOutcome } from "../tasks/types";
 
 export type Terminal =
@@ -36,8 +36,9 @@ export async function terminalize(o: TerminalizeOpts): Promise<boolean> {
   const disposition = o.to.status === "completed" ? o.to.outcome.disposition : null;
   const retainFloor = new Date(o.now.getTime() + config.resultRetentionMs);
   const won = await db().$transaction(async (tx) => {
-    const n = await tx.$executeRaw`
-      UPDATE "Task" SET
+    // One statement: the transition, and with it (only when it won) the dedup slot freed and the call record settled.
+    const [row] = await tx.$queryRaw<{ n: number }[]>`
+      WITH won AS (UPDATE "Task" SET
         status = ${status},
         phase = 'done',
         disposition = ${disposition},
@@ -50,10 +51,12 @@ export async function terminalize(o: TerminalizeOpts): Promise<boolean> {
         AND status IN ('working', 'input_required')
         AND phase = ANY(${o.fromPhases})
         AND (${o.claimedBy ?? null}::text IS NULL OR "claimedBy" = ${o.claimedBy ?? null})
-        AND (${o.generation ?? null}::int IS NULL OR generation = ${o.generation ?? null})`;
-    if (n !== 1) return false;
-    await tx.dedupSlot.deleteMany({ where: { taskId: o.taskId } });
-    await settleTaskRecord(tx, o.taskId, o.now);
+        AND (${o.generation ?? null}::int IS NULL OR generation = ${o.generation ?? null})
+      RETURNING id, "claimedAt"),
+      freed AS (DELETE FROM "DedupSlot" WHERE "taskId" IN (SELECT id FROM won)),
+      settled AS (${settleTaskRecordSql(Prisma.sql`won`, o.now)})
+      SELECT count(*)::int AS n FROM won`;
+    if (row?.n !== 1) return false;
     await appendAudit(tx, {
       type: o.audit.type,
       actor: o.audit.actor,

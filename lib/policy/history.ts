@@ -281,14 +281,15 @@ export async function settleRecord(
 }
 
 /**
- * Settles the record of a task that just became terminal, from what the task did: claimed means the tool may
- * have run (executed, which the claim already recorded); never claimed means it did not run (void).
+ * Settles the record of a task that just became terminal, from what the task did: claimed means the tool may have
+ * run (executed, which the claim already recorded); never claimed means it did not run (void). `task` is the
+ * terminal transition's RETURNING (at most one row with the task's `id` and `claimedAt`), so the settle is a
+ * data-modifying CTE of that very statement, costs no round trip, and finds the record by its unique task key.
  */
-export async function settleTaskRecord(tx: Tx, taskId: string, now: Date): Promise<void> {
-  await tx.$executeRaw`
-    UPDATE "CallRecord" c SET status = CASE WHEN t."claimedAt" IS NULL THEN 'void' ELSE 'executed' END, "settledAt" = ${now}
-    FROM "Task" t
-    WHERE t.id = ${taskId} AND c."taskId" = t.id AND c.status IN ('reserved', 'pending')`;
+export function settleTaskRecordSql(task: Prisma.Sql, now: Date): Prisma.Sql {
+  return Prisma.sql`UPDATE "CallRecord" c
+    SET status = CASE WHEN (SELECT "claimedAt" FROM ${task}) IS NULL THEN 'void' ELSE 'executed' END, "settledAt" = ${now}
+    WHERE c."taskId" = (SELECT id FROM ${task}) AND c.status IN ('reserved', 'pending')`;
 }
 
 /**
