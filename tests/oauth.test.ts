@@ -246,6 +246,15 @@ afterEach(async () => {
   while (closers.length) await closers.pop()!().catch(() => {});
 });
 
+/** A reviewer approves the task; the client's execution then settles approved-executed, and the refund ran once. */
+async function approvedExecuted(execution: { settle(): Promise<{ outcome: { status: string; error?: { message: string } } }> }, taskId: string) {
+  await approve(taskId);
+  const { outcome } = await execution.settle();
+  expect(outcome.status, outcome.status === "failed" ? outcome.error?.message : "").toBe("completed");
+  expect((outcome as unknown as { result: { _meta: Record<string, unknown> } }).result._meta[DISPOSITION]).toBe("approved-executed");
+  expect(await refundsFor("O-2289")).toHaveLength(1);
+}
+
 describe("protected resource metadata (RFC 9728) and the challenge", () => {
   it("both well-known forms serve the document; a request without a token gets 401 naming it, with no error code", async () => {
     for (const path of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"]) {
@@ -276,11 +285,7 @@ describe("an agent with an OAuth access token", () => {
     expect(agent).toMatchObject({ name: "oauth-ci-agent", pendingSince: null, revokedAt: null, user: { email: "rita.requester@countersign.test" } });
     expect((await db().task.findUniqueOrThrow({ where: { id: taskId } })).agentId).toBe(agent.id);
     expect(await refundsFor("O-2289")).toHaveLength(0);
-    await approve(taskId);
-    const { outcome } = await execution.settle();
-    expect(outcome.status, outcome.status === "failed" ? outcome.error.message : "").toBe("completed");
-    expect((outcome as { result: { _meta: Record<string, unknown> } }).result._meta[DISPOSITION]).toBe("approved-executed");
-    expect(await refundsFor("O-2289")).toHaveLength(1);
+    await approvedExecuted(execution, taskId);
   });
 
   it("a client rule maps the token's subject to another user: the call is made for that user", async () => {
@@ -436,11 +441,7 @@ describe("an interactive MCP client: the authorization code flow with PKCE", () 
     expect(await db().agent.findUniqueOrThrow({ where: { id: task.agentId } })).toMatchObject({ oauthIssuer: ISSUER, oauthClientId: DESK_CLIENT, pendingSince: null });
     expect(task.principalUserId).toBe(await userId("otto.ops@countersign.test"));
     expect(await refundsFor("O-2289")).toHaveLength(0);
-    await approve(taskId);
-    const { outcome } = await execution.settle();
-    expect(outcome.status, outcome.status === "failed" ? outcome.error.message : "").toBe("completed");
-    expect((outcome as { result: { _meta: Record<string, unknown> } }).result._meta[DISPOSITION]).toBe("approved-executed");
-    expect(await refundsFor("O-2289")).toHaveLength(1);
+    await approvedExecuted(execution, taskId);
   });
 
   it("the authorization server refuses the code without the PKCE verifier, and a plain (non-S256) challenge", async () => {
