@@ -18,6 +18,7 @@ import { decode, encode } from "next-auth/jwt";
 import { handlers } from "../lib/auth/auth";
 import { currentUser } from "../lib/auth/session";
 import { sessionLimits } from "../lib/auth/session-lifetime";
+import { endSession, purgeEndedSessions } from "../lib/auth/sessions";
 import { proxy } from "../proxy";
 import { resetDb, userId } from "./support/db";
 
@@ -115,5 +116,23 @@ describe("renewal: the session cookie is re-issued with a later expiry by activi
     const none = await visit(null);
     expect(none.headers.get("x-middleware-next")).toBe("1");
     expect(none.headers.getSetCookie().some((c) => c.startsWith(`${COOKIE}=`))).toBe(false);
+  });
+});
+
+describe("signing out of one browser ends that session server-side", () => {
+  it("a session whose id was signed out is refused, even with a cookie a request in flight brought back; other sessions are not", async () => {
+    const sid = "sid-of-this-browser";
+    const other = "sid-of-another-browser";
+    const token = async (id: string) =>
+      encode({ token: { uid: await userId(SAM), email: SAM, role: "reviewer", groups: [], epoch: 0, sid: id, signedInAt: nowSec() - 60, seenAt: nowSec() - 5 }, secret: SECRET, salt: COOKIE, maxAge: 24 * 3600 });
+    signedInWith(await token(sid));
+    expect((await currentUser())?.email).toBe(SAM);
+    await endSession(sid, new Date(Date.now() + maxSec * 1000));
+    signedInWith(await token(sid));
+    expect(await currentUser()).toBeNull();
+    signedInWith(await token(other));
+    expect((await currentUser())?.email).toBe(SAM);
+    // Forgotten once past its absolute limit: by then the session's own limits refuse it anyway.
+    expect(await purgeEndedSessions(new Date(Date.now() + maxSec * 1000 + 1000))).toBe(1);
   });
 });

@@ -2,10 +2,11 @@
 
 import { AuthError } from "next-auth";
 import { headers } from "next/headers";
-import { credentialsSchema, signIn, signOut } from "@/lib/auth/auth";
+import { auth, credentialsSchema, signIn, signOut } from "@/lib/auth/auth";
 import { DEFAULT_RETURN_PATH, safeReturnPath } from "@/lib/auth/return-path";
 import { authorizeAction, crossSiteRefusal } from "@/lib/auth/session";
-import { endSessions } from "@/lib/auth/sessions";
+import { sessionLimits } from "@/lib/auth/session-lifetime";
+import { endSession, endSessions } from "@/lib/auth/sessions";
 import { ssoConfig } from "@/lib/auth/sso-config";
 import { throttledMessage } from "@/lib/auth/throttle";
 
@@ -47,7 +48,16 @@ export async function signInWithProvider(formData: FormData): Promise<void> {
 export async function signOutAction(): Promise<void> {
   // Anyone may sign themselves out, but not from another site.
   if (crossSiteRefusal(await headers(), true)) return;
+  await endThisSession();
   await signOut({ redirectTo: "/login" });
+}
+
+/** Ends the signed-in session server-side (by its id), until it could not be used anyway. */
+async function endThisSession(): Promise<void> {
+  const user = (await auth())?.user as { sid?: unknown; signedInAt?: unknown } | undefined;
+  if (typeof user?.sid !== "string" || !user.sid) return;
+  const signedInAt = typeof user.signedInAt === "number" ? user.signedInAt * 1000 : Date.now();
+  await endSession(user.sid, new Date(Math.max(signedInAt + sessionLimits().maxSec * 1000, Date.now() + sessionLimits().idleSec * 1000)));
 }
 
 /**

@@ -9,6 +9,7 @@
  *
  * Agents authenticate to /mcp with bearer tokens (lib/auth/agents.ts), never through this file.
  */
+import { randomUUID } from "node:crypto";
 import NextAuth, { CredentialsSignin } from "next-auth";
 import type { OIDCConfig } from "next-auth/providers";
 import Credentials from "next-auth/providers/credentials";
@@ -53,7 +54,7 @@ export class SignInThrottled extends CredentialsSignin {
 }
 
 /** The claims this app keeps in the session token, beside Auth.js's own. */
-type AppClaims = { uid?: string; role?: string; groups?: string[]; epoch?: number; signedInAt?: number; seenAt?: number };
+type AppClaims = { uid?: string; role?: string; groups?: string[]; epoch?: number; sid?: string; signedInAt?: number; seenAt?: number };
 
 export const { auth, signIn, signOut, handlers } = NextAuth({
   // Short and renewable: the idle limit from the last use, and an absolute limit from the sign-in (lib/auth/session-renewal.ts).
@@ -123,6 +124,8 @@ export const { auth, signIn, signOut, handlers } = NextAuth({
         claims.groups = u.groups ?? [];
         // The session belongs to the user's sessions of now: ending them (lib/auth/sessions.ts) refuses it.
         claims.epoch = u.id ? await sessionEpochOf(u.id) : 0;
+        // This session's own id, so signing out of this browser ends it server-side (lib/auth/sessions.ts).
+        claims.sid = randomUUID();
         Object.assign(claims, newSessionTimes(new Date()));
         return token;
       }
@@ -132,7 +135,7 @@ export const { auth, signIn, signOut, handlers } = NextAuth({
     session({ session, token }) {
       const claims = token as typeof token & AppClaims;
       if (session.user) {
-        Object.assign(session.user, { id: claims.uid, role: claims.role, groups: claims.groups ?? [], epoch: claims.epoch ?? 0, signedInAt: claims.signedInAt, seenAt: claims.seenAt });
+        Object.assign(session.user, { id: claims.uid, role: claims.role, groups: claims.groups ?? [], epoch: claims.epoch ?? 0, sid: claims.sid, signedInAt: claims.signedInAt, seenAt: claims.seenAt });
       }
       return session;
     },

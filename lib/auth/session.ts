@@ -15,7 +15,7 @@ import { db } from "@/lib/db/client";
 import { auth } from "./auth";
 import { loginPathFor } from "./return-path";
 import { sessionLifetime, sessionLimits } from "./session-lifetime";
-import { sessionStillValid } from "./sessions";
+import { sessionEnded, sessionStillValid } from "./sessions";
 
 /** The path of the page being rendered, set by proxy.ts for pages (so a sign-in can return to it). */
 export const PAGE_PATH_HEADER = "x-countersign-page";
@@ -36,7 +36,13 @@ export const REVIEW_ROLES: readonly Role[] = ["reviewer"];
 /** Roles that may read approval requests: reviewers (their groups' requests) and admins (all, read-only). */
 export const VIEW_ROLES: readonly Role[] = ["reviewer", "admin"];
 
-const sessionUserSchema = z.object({ id: z.string().min(1), epoch: z.number().int().optional(), signedInAt: z.number().optional(), seenAt: z.number().optional() });
+const sessionUserSchema = z.object({
+  id: z.string().min(1),
+  epoch: z.number().int().optional(),
+  sid: z.string().min(1).max(100).optional(),
+  signedInAt: z.number().optional(),
+  seenAt: z.number().optional(),
+});
 
 /** The signed-in, active user, or null. Memoized per server request (layout and page ask once between them). */
 export const currentUser = cache(async function currentUser(): Promise<SessionUser | null> {
@@ -45,11 +51,16 @@ export const currentUser = cache(async function currentUser(): Promise<SessionUs
   if (!parsed.success) return null;
   // Past the absolute limit since the sign-in, or idle for longer than the idle limit: the person signs in again.
   if (!sessionLifetime(parsed.data, new Date(), sessionLimits()).ok) return null;
-  const user = await db().user.findUnique({
-    where: { id: parsed.data.id },
-    select: { id: true, name: true, email: true, role: true, groups: true, active: true, sessionEpoch: true },
-  });
+  const [user, ended] = await Promise.all([
+    db().user.findUnique({
+      where: { id: parsed.data.id },
+      select: { id: true, name: true, email: true, role: true, groups: true, active: true, sessionEpoch: true },
+    }),
+    sessionEnded(parsed.data.sid),
+  ]);
   if (!user || !user.active) return null;
+  // This very session was signed out (its cookie may have come back with a request that was in flight).
+  if (ended) return null;
   // Signed out everywhere, or an admin ended this user's sessions, since this session was signed in.
   if (!sessionStillValid(parsed.data.epoch, user.sessionEpoch)) return null;
   return { id: user.id, name: user.name, email: user.email, role: user.role as Role, groups: user.groups };

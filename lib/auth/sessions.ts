@@ -27,3 +27,24 @@ export async function endSessions(userId: string, actor: string, now: Date): Pro
     return true;
   });
 }
+
+/**
+ * Signing out of one browser ends that session by its id, server-side: deleting the cookie alone is not enough,
+ * since a request in flight at the sign-out (a refresh, a prefetch) can be answered with the renewed cookie after
+ * it. Kept until the session could no longer be used anyway (`until`: its absolute limit), then purged.
+ */
+export async function endSession(sid: string, until: Date): Promise<void> {
+  await db().endedSession.upsert({ where: { sid }, create: { sid, until }, update: {} });
+}
+
+/** Whether the session with this id was signed out (a session without an id predates ids: never). */
+export async function sessionEnded(sid: string | undefined): Promise<boolean> {
+  if (!sid) return false;
+  return (await db().endedSession.findUnique({ where: { sid }, select: { sid: true } })) !== null;
+}
+
+/** Forgets signed-out sessions past their absolute limit, a bounded batch at a time; how many were forgotten. */
+export async function purgeEndedSessions(now: Date, batch = 500): Promise<number> {
+  return db().$executeRaw`
+    DELETE FROM "EndedSession" WHERE sid IN (SELECT sid FROM "EndedSession" WHERE until < ${now} ORDER BY until LIMIT ${batch})`;
+}

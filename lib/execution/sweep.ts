@@ -8,6 +8,7 @@
  */
 import { db } from "../db/client";
 import { purgeCallRecords } from "../policy/history";
+import { purgeEndedSessions } from "../auth/sessions";
 import { pruneRequestStates } from "../tasks/request-state";
 import { reconcileIntents } from "../tasks/reconcile";
 import { purgeExpiredTasks } from "../tasks/retention";
@@ -77,6 +78,8 @@ async function sweepPass(now: Date, opts: SweepOptions): Promise<SweepReport> {
   await pruneRequestStates(now);
   const purged = await purgeExpiredTasks(now);
   const historyPurged = await purgeCallRecords(now);
+  // Signed-out browser sessions past their absolute limit (a bounded batch).
+  await purgeEndedSessions(now);
   const rediscovery = await rediscoverDue(now, { everyMs: opts.rediscoverEveryMs });
   const analyzed = await refreshStatistics(db(), now, opts.analyzeEveryMs);
   return { advanced: due.length, ...r, purged, historyPurged, webhooks, reminders, notifications, rediscovery, analyzed };
