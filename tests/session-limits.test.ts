@@ -127,7 +127,7 @@ describe("signing out of one browser ends that session server-side", () => {
       encode({ token: { uid: await userId(SAM), email: SAM, role: "reviewer", groups: [], epoch: 0, sid: id, signedInAt: nowSec() - 60, seenAt: nowSec() - 5 }, secret: SECRET, salt: COOKIE, maxAge: 24 * 3600 });
     signedInWith(await token(sid));
     expect((await currentUser())?.email).toBe(SAM);
-    await endSession(sid, new Date(Date.now() + maxSec * 1000));
+    await endSession(sid, nowSec() - 60, new Date());
     signedInWith(await token(sid));
     expect(await currentUser()).toBeNull();
     signedInWith(await token(other));

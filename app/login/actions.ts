@@ -5,7 +5,6 @@ import { headers } from "next/headers";
 import { auth, credentialsSchema, signIn, signOut } from "@/lib/auth/auth";
 import { DEFAULT_RETURN_PATH, safeReturnPath } from "@/lib/auth/return-path";
 import { authorizeAction, crossSiteRefusal } from "@/lib/auth/session";
-import { sessionLimits } from "@/lib/auth/session-lifetime";
 import { endSession, endSessions } from "@/lib/auth/sessions";
 import { ssoConfig } from "@/lib/auth/sso-config";
 import { throttledMessage } from "@/lib/auth/throttle";
@@ -56,8 +55,7 @@ export async function signOutAction(): Promise<void> {
 async function endThisSession(): Promise<void> {
   const user = (await auth())?.user as { sid?: unknown; signedInAt?: unknown } | undefined;
   if (typeof user?.sid !== "string" || !user.sid) return;
-  const signedInAt = typeof user.signedInAt === "number" ? user.signedInAt * 1000 : Date.now();
-  await endSession(user.sid, new Date(Math.max(signedInAt + sessionLimits().maxSec * 1000, Date.now() + sessionLimits().idleSec * 1000)));
+  await endSession(user.sid, typeof user.signedInAt === "number" ? user.signedInAt : null, new Date());
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { appendAudit } from "../audit/append";
 import { db } from "../db/client";
+import { sessionLimits } from "./session-lifetime";
 
 /** Whether a session signed in under `tokenEpoch` is still valid for a user whose epoch is `userEpoch` (a session from before epochs is epoch 0). */
 export function sessionStillValid(tokenEpoch: unknown, userEpoch: number): boolean {
@@ -33,7 +34,10 @@ export async function endSessions(userId: string, actor: string, now: Date): Pro
  * since a request in flight at the sign-out (a refresh, a prefetch) can be answered with the renewed cookie after
  * it. Kept until the session could no longer be used anyway (`until`: its absolute limit), then purged.
  */
-export async function endSession(sid: string, until: Date): Promise<void> {
+export async function endSession(sid: string, signedInAtSec: number | null, now: Date): Promise<void> {
+  const { maxSec, idleSec } = sessionLimits();
+  const signedInMs = signedInAtSec === null ? now.getTime() : signedInAtSec * 1000;
+  const until = new Date(Math.max(signedInMs + maxSec * 1000, now.getTime() + idleSec * 1000));
   await db().endedSession.upsert({ where: { sid }, create: { sid, until }, update: {} });
 }
 
