@@ -39,7 +39,11 @@ log="$out/server.log"
 . scripts/scratch-server.sh
 # The Slack signing secret lets the linking test sign its slash command as Slack does (a test value).
 export E2E_SLACK_SIGNING_SECRET="${E2E_SLACK_SIGNING_SECRET:-e2e-slack-signing-secret}"
-start_scratch_server "$port" "$log" COUNTERSIGN_SLACK_SIGNING_SECRET="$E2E_SLACK_SIGNING_SECRET"
+# The per-agent limits (10 submissions a minute, 20 open) are proved by lib/mcp/hardening.test.ts; here the specs
+# share the demo agents, and how many of their calls fall within one minute depends on the machine's speed, so the
+# browser suite's server raises them out of the way rather than failing whichever spec comes eleventh.
+start_scratch_server "$port" "$log" COUNTERSIGN_SLACK_SIGNING_SECRET="$E2E_SLACK_SIGNING_SECRET" \
+  COUNTERSIGN_SUBMISSIONS_PER_MINUTE=10000 COUNTERSIGN_MAX_PENDING_PER_AGENT=10000
 trap stop_scratch_server EXIT
 if wait_scratch_server "$port"; then
   BASE_URL="http://127.0.0.1:$port" COUNTERSIGN_DATA_DIR="$scratch_data" PLAYWRIGHT_JSON_OUTPUT_NAME="$out/playwright.json" \
