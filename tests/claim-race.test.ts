@@ -74,7 +74,7 @@ describe("approval resumes execution at most once", () => {
     expect(await db().refund.count({ where: { orderId: "O-2289" } })).toBe(1);
     expect((await db().order.findUniqueOrThrow({ where: { id: "O-2289" } })).refundedCents).toBe(18_000);
     expect(await db().deployment.count()).toBe(1);
-  });
+  }, 300_000); // a bound, not a wait: two processes of 200 calls each take about 5 s idle, over a minute on a crowded machine
 });
 
 describe("four-eyes reviews racing each other", () => {
