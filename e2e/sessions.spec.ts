@@ -97,9 +97,13 @@ test("a session is short and renewed by activity: its cookie's expiry moves forw
 test("a session cookie the server no longer accepts is deleted at the next page visit, and the page asks for a sign-in", async ({ browser }, testInfo) => {
   const { context, page } = await personIn(browser, testInfo, SAM.email);
   const cookie = (await context.cookies()).find((c) => /(^|\.)authjs\.session-token$/.test(c.name))!;
+  const url = page.url();
+  // Off the app first: a request the open page still has in flight (its auto-refresh) would come back with a
+  // renewed, valid cookie and overwrite the damaged one.
+  await page.goto("about:blank");
   // Damaged (its authentication tag changed), set as the server sets it: for this host only.
   await context.clearCookies({ name: cookie.name });
-  await context.addCookies([{ name: cookie.name, value: `${cookie.value.slice(0, -8)}AAAAAAAA`, url: page.url(), httpOnly: true, sameSite: "Lax" }]);
+  await context.addCookies([{ name: cookie.name, value: `${cookie.value.slice(0, -8)}AAAAAAAA`, url, httpOnly: true, sameSite: "Lax" }]);
   await page.goto("/inbox");
   await expect(page).toHaveURL(/\/login/);
   expect((await context.cookies()).some((c) => /(^|\.)authjs\.session-token$/.test(c.name))).toBe(false);
