@@ -49,12 +49,12 @@ async function requestIdFor(page: Page, q: string): Promise<string> {
 }
 
 test("a single-approver refund: from the inbox at most 2 clicks and 1 page load; from the email's link fewer", async ({ browser, request }, testInfo) => {
-  // Two refunds above the EUR 150.00 limit of O-4410 (EUR 520.00), told apart by their amounts.
-  const cents = () => Math.floor(Math.random() * 99) + 1;
-  const fromInbox = (15_000 + cents()) / 100;
-  const fromEmail = (15_100 + cents()) / 100;
+  // A refund above the EUR 150.00 limit on O-4410 (EUR 520.00); told apart from others by its cents. The second
+  // refund comes after it and is small: it is held because the order's refunds then total more than EUR 150.00. (Small,
+  // so that the order keeps enough for the specs after this one.)
+  const fromInbox = (15_000 + Math.floor(Math.random() * 99) + 1) / 100;
+  const fromEmail = (100 + Math.floor(Math.random() * 99) + 1) / 100;
   const inboxTask = await gatedCall(request, SUPPORT_BOT, "issue_refund", { order_id: "O-4410", amount: fromInbox, reason: `measured ${unique()}` });
-  const emailTask = await gatedCall(request, SUPPORT_BOT, "issue_refund", { order_id: "O-4410", amount: fromEmail, reason: `measured ${unique()}` });
   const lines: string[] = [];
 
   // From the inbox: Lena opens it (1 page load), picks the request (1 click), approves (1 click).
@@ -76,6 +76,7 @@ test("a single-approver refund: from the inbox at most 2 clicks and 1 page load;
   expect(m.count.typed).toBe(0);
 
   // From the email's link (/requests/<id>): Sam, the other support lead, opens it (1 page load) and approves (1 click).
+  const emailTask = await gatedCall(request, SUPPORT_BOT, "issue_refund", { order_id: "O-4410", amount: fromEmail, reason: `measured ${unique()}` });
   const sam = await personIn(browser, testInfo, user("sam.lead@countersign.test").email);
   const link = `/requests/${await requestIdFor(sam.page, fromEmail.toFixed(2))}`;
   await sam.page.goto("about:blank");
