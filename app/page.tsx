@@ -3,5 +3,5 @@ import { currentUser } from "@/lib/auth/session";
 
 export default async function Home() {
   const user = await currentUser();
-  redirect(user ? (user.role === "admin" ? "/admin/policy" : "/inbox") : "/login");
+  redirect(user ? (user.role === "admin" ? "/admin/pending" : "/inbox") : "/login");
 }

@@ -6,6 +6,7 @@ export type HeaderUser = { name: string; email: string; role: string; groups: st
 function linksFor(user: HeaderUser): NavLink[] {
   const links: NavLink[] = [];
   if (user.role === "reviewer") links.push({ href: "/inbox", label: "Inbox" });
+  if (user.role === "admin") links.push({ href: "/admin/pending", label: "Pending" });
   if (user.role === "reviewer" || user.role === "admin") links.push({ href: "/history", label: "History" });
   if (user.role === "admin") {
     links.push(
@@ -26,7 +27,7 @@ export function Header({ user, signOutAction }: { user: HeaderUser | null; signO
     <header className="border-b border-slate-200 bg-white">
       <div className="mx-auto flex max-w-6xl flex-wrap items-center justify-between gap-x-4 gap-y-2 px-4 py-2.5">
         <div className="flex flex-wrap items-center gap-x-5 gap-y-1">
-          <Link href={user ? (user.role === "admin" ? "/admin/policy" : "/inbox") : "/login"} className="flex items-center gap-2 font-semibold tracking-tight">
+          <Link href={user ? (user.role === "admin" ? "/admin/pending" : "/inbox") : "/login"} className="flex items-center gap-2 font-semibold tracking-tight">
             <span aria-hidden className="inline-block h-5 w-5 rounded bg-indigo-600 text-center text-xs leading-5 text-white">
               ✓
             </span>

@@ -117,7 +117,13 @@ test("an admin revokes an agent's token: its next call gets 401", async ({ brows
   await expect(row).toContainText(token.slice(0, 10));
   await screenshot(admin.page, testInfo, "people");
   await expectAccessible(admin.page, testInfo, "people");
+  // Revoking asks first, and says what it ends: the one pending request of this agent.
   await row.getByRole("button", { name: `Revoke ${name}` }).click();
+  const confirm = row.getByRole("alertdialog", { name: `Revoke ${name}?` });
+  await expect(confirm).toContainText("This ends 1 pending request.");
+  await expect(confirm).toBeFocused();
+  await expect(row).toContainText("active");
+  await confirm.getByRole("button", { name: `Revoke ${name} now` }).click();
   await expect(row).toContainText("revoked");
 
   const refused = await mcpRaw(request, token, "tools/list");

@@ -144,16 +144,24 @@ export async function tabTo(page: Page, target: Locator, max = 60): Promise<void
 }
 
 /**
- * Runs axe on the page and fails on any serious or critical violation. All violations (any impact) are attached
- * to the test and written beside its screenshots.
+ * Runs axe on the page in both colour schemes (light, and dark as the system setting asks for it: app/theme-dark.css)
+ * and fails on any serious or critical violation in either. All violations (any impact) are attached to the test and
+ * written beside its screenshots. The page is left in the scheme it was in.
  */
 export async function expectAccessible(page: Page, testInfo: TestInfo, name: string): Promise<void> {
-  const results = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]).analyze();
-  const summary = results.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
-  const file = testInfo.outputPath(`axe-${name}.json`);
-  fs.writeFileSync(file, JSON.stringify({ url: page.url(), passes: results.passes.length, violations: summary }, null, 2));
-  const blocking = summary.filter((v) => v.impact === "serious" || v.impact === "critical");
-  expect(blocking, `${name}: serious or critical accessibility violations`).toEqual([]);
+  const wasDark = await page.evaluate(() => matchMedia("(prefers-color-scheme: dark)").matches);
+  const schemes = wasDark ? (["light", "dark"] as const) : (["dark", "light"] as const);
+  const blocking: { scheme: string; id: string; help: string; nodes: string[] }[] = [];
+  for (const scheme of schemes) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await expect.poll(() => page.evaluate(() => matchMedia("(prefers-color-scheme: dark)").matches)).toBe(scheme === "dark");
+    const results = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]).analyze();
+    const summary = results.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
+    const file = testInfo.outputPath(scheme === "light" ? `axe-${name}.json` : `axe-${name}-dark.json`);
+    fs.writeFileSync(file, JSON.stringify({ url: page.url(), scheme, passes: results.passes.length, violations: summary }, null, 2));
+    blocking.push(...summary.filter((v) => v.impact === "serious" || v.impact === "critical").map(({ id, help, nodes }) => ({ scheme, id, help, nodes })));
+  }
+  expect(blocking, `${name}: serious or critical accessibility violations (light and dark)`).toEqual([]);
 }
 
 export async function screenshot(page: Page, testInfo: TestInfo, name: string): Promise<void> {

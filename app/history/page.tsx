@@ -5,7 +5,9 @@ import { OUTCOME_LABELS, OutcomeBadge } from "@/components/OutcomeBadge";
 import { formatWhen } from "@/components/when";
 import { hasRole, requireUser, VIEW_ROLES } from "@/lib/auth/session";
 import { historyPage } from "@/lib/inbox/history";
-import { OUTCOMES, parseHistoryParams, toQuery } from "@/lib/inbox/params";
+import { OUTCOMES, toQuery } from "@/lib/inbox/params";
+import { historyFiltersFrom } from "@/lib/admin/filters";
+import { FilterProblems } from "@/components/admin/FilterProblems";
 import { listTools } from "@/lib/tools/catalog";
 import { approverGroups } from "@/lib/inbox/groups";
 import { FilterSelect } from "@/components/FilterSelect";
@@ -18,12 +20,18 @@ export default async function HistoryPage({ searchParams }: { searchParams: Prom
   if (!hasRole(user, VIEW_ROLES)) {
     return <Notice title="No history for this account">Only reviewers and admins can read decided requests.</Notice>;
   }
-  const params = parseHistoryParams(await searchParams);
-  const page = await historyPage(user, params);
+  const sp = await searchParams;
+  const { filters: params, problems } = await historyFiltersFrom(sp);
+  const text = (k: string) => {
+    const v = sp[k];
+    return (Array.isArray(v) ? v[0] : v)?.trim() || undefined;
+  };
+  const raw = { reviewer: text("reviewer"), from: text("from"), to: text("to") };
+  const page = problems.length ? { items: [], next: null, prev: null } : await historyPage(user, params);
   const tools = listTools().map((t) => t.name);
   const groups = user.role === "admin" ? await approverGroups() : user.groups;
-  const base = { tool: params.tool, group: params.group, outcome: params.outcome, q: params.q };
-  const filtered = !!(params.tool || params.group || params.outcome || params.q);
+  const base = { tool: params.tool, group: params.group, outcome: params.outcome, q: params.q, ...raw };
+  const filtered = Object.values(base).some(Boolean) || problems.length > 0;
 
   return (
     <section aria-labelledby="history-heading" className="space-y-4">
@@ -34,7 +42,7 @@ export default async function HistoryPage({ searchParams }: { searchParams: Prom
         Decided requests {user.role === "admin" ? "of every group" : `of your groups (${user.groups.join(", ") || "none"})`}, newest decision first, and what came of them.
       </p>
 
-      <form method="get" action="/history" role="search" aria-label="Filter the history" className="grid grid-cols-2 gap-2 rounded-lg border border-slate-200 bg-white p-3 sm:grid-cols-[2fr_1fr_1fr_1fr_auto] sm:items-end">
+      <form method="get" action="/history" role="search" aria-label="Filter the history" className="grid grid-cols-2 gap-2 rounded-lg border border-slate-200 bg-white p-3 sm:grid-cols-4 sm:items-end">
         <div className="col-span-2 sm:col-span-1">
           <label htmlFor="history-q" className="block text-xs font-medium text-slate-700">
             Search
@@ -44,6 +52,20 @@ export default async function HistoryPage({ searchParams }: { searchParams: Prom
         <FilterSelect id="history-tool" name="tool" label="Tool" value={params.tool} anyLabel="All tools" options={tools} />
         <FilterSelect id="history-group" name="group" label="Group" value={params.group} anyLabel="All groups" options={groups} />
         <FilterSelect id="history-outcome" name="outcome" label="Outcome" value={params.outcome} anyLabel="Any outcome" options={OUTCOMES.map((o) => [o, OUTCOME_LABELS[o]] as const)} />
+        <div className="col-span-2 sm:col-span-1">
+          <label htmlFor="history-reviewer" className="block text-xs font-medium text-slate-700">
+            Reviewer (name or email)
+          </label>
+          <input id="history-reviewer" name="reviewer" maxLength={100} defaultValue={raw.reviewer ?? ""} className="mt-0.5 block w-full rounded-md border border-slate-300 px-2 py-1.5 text-sm" />
+        </div>
+        {(["from", "to"] as const).map((k) => (
+          <div key={k}>
+            <label htmlFor={`history-${k}`} className="block text-xs font-medium text-slate-700">
+              Decided {k} (UTC)
+            </label>
+            <input id={`history-${k}`} name={k} type="date" defaultValue={raw[k] ?? ""} className="mt-0.5 block w-full rounded-md border border-slate-300 px-2 py-1.5 text-sm" />
+          </div>
+        ))}
         <div className="col-span-2 flex gap-2 sm:col-span-1">
           <button type="submit" className="rounded-md bg-indigo-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-indigo-800">
             Apply
@@ -56,7 +78,9 @@ export default async function HistoryPage({ searchParams }: { searchParams: Prom
         </div>
       </form>
 
-      {page.items.length === 0 ? (
+      <FilterProblems problems={problems} />
+
+      {problems.length > 0 ? null : page.items.length === 0 ? (
         <div className="rounded-lg border border-dashed border-slate-300 bg-white px-6 py-10 text-center" data-testid="history-empty">
           <p className="font-medium text-slate-800">{filtered ? "No decided requests match these filters." : "No request has been decided yet."}</p>
           <p className="mt-1 text-sm text-slate-700">Requests appear here once they are approved, denied, expired or cancelled.</p>

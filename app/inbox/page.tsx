@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import { AllPending } from "@/app/admin/pending/view";
 import { InboxList } from "@/components/InboxList";
 import { Notice } from "@/components/Notice";
 import { cache } from "react";
@@ -25,24 +25,12 @@ const firstPage = cache((user: SessionUser, params: string) => inboxPage(user, J
 
 export default async function InboxPage({ searchParams }: Search) {
   const user = await requireUser();
+  // Admins do not review: they land on every group's pending requests and whom each waits on.
+  if (user.role === "admin") return <AllPending />;
   if (!hasRole(user, REVIEW_ROLES)) {
     return (
       <Notice title="No inbox for this account">
         Approval requests go to reviewers in the approver groups. Your account ({user.role}) does not review requests.
-        {user.role === "admin" && (
-          <>
-            {" "}
-            See{" "}
-            <Link href="/history" className="underline">
-              History
-            </Link>{" "}
-            or the{" "}
-            <Link href="/admin/policy" className="underline">
-              admin console
-            </Link>
-            .
-          </>
-        )}
       </Notice>
     );
   }

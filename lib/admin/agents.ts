@@ -7,8 +7,16 @@ import { withdrawTasksOf } from "../execution/withdraw";
 
 export const AgentInput = z.object({
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{1,40}$/, "lowercase letters, digits and dashes"),
-  userId: z.string().uuid(),
+  userId: z.string().uuid("Choose whom the agent acts for."),
 });
+
+/**
+ * The "Acts for" choice of the new-agent form: nobody is chosen until the admin picks someone (an agent acting for
+ * the admin by default would run with the admin's standing), among active users.
+ */
+export function agentOwnerChoice<U extends { id: string; active: boolean }>(users: U[]): { defaultUserId: ""; options: U[] } {
+  return { defaultUserId: "", options: users.filter((u) => u.active) };
+}
 
 /** Creates an agent for a user. The token is returned once; only its hash is stored. */
 export async function createAgent(input: z.infer<typeof AgentInput>, actorUserId: string, now: Date) {

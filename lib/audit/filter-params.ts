@@ -1,27 +1,32 @@
-/** The audit filter from URL parameters (admin page and export alike); anything unreadable is left out. */
+/**
+ * The audit filter from URL parameters (admin page and export alike). The actor may be given as a name or an email;
+ * a value that cannot be read (a bad date, an unknown person, a malformed type or task id) is a problem the page
+ * shows, never a filter silently left out.
+ */
+import { actorFilter, param, parseDateRange, type RawParams } from "../admin/filters";
 import type { AuditFilter } from "./export";
 
-type Raw = Record<string, string | string[] | undefined> | URLSearchParams;
+export type AuditFilterParams = AuditFilter & { raw: Record<string, string>; problems: string[] };
 
-function get(raw: Raw, key: string): string | undefined {
-  const v = raw instanceof URLSearchParams ? raw.get(key) ?? undefined : raw[key];
-  const s = Array.isArray(v) ? v[0] : v;
-  return s && s.trim() ? s.trim() : undefined;
-}
-
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-
-export function auditFilterFrom(raw: Raw): AuditFilter & { raw: Record<string, string> } {
-  const type = get(raw, "type");
-  const actor = get(raw, "actor");
-  const taskId = get(raw, "taskId");
-  const from = get(raw, "from");
-  const to = get(raw, "to");
-  const filter: AuditFilter & { raw: Record<string, string> } = { raw: {} };
-  if (type && /^[a-z]+\.[a-z-]+$/.test(type)) (filter.type = type), (filter.raw.type = type);
-  if (actor && actor.length <= 80) (filter.actor = actor), (filter.raw.actor = actor);
-  if (taskId && /^[0-9a-f-]{36}$/i.test(taskId)) (filter.taskId = taskId), (filter.raw.taskId = taskId);
-  if (from && DAY.test(from) && !Number.isNaN(Date.parse(`${from}T00:00:00Z`))) (filter.from = new Date(`${from}T00:00:00.000Z`)), (filter.raw.from = from);
-  if (to && DAY.test(to) && !Number.isNaN(Date.parse(`${to}T00:00:00Z`))) (filter.to = new Date(`${to}T23:59:59.999Z`)), (filter.raw.to = to);
+export async function auditFilterFrom(raw: RawParams): Promise<AuditFilterParams> {
+  const filter: AuditFilterParams = { raw: {}, problems: [] };
+  for (const key of ["type", "actor", "taskId", "from", "to"]) {
+    const v = param(raw, key);
+    if (v) filter.raw[key] = v;
+  }
+  const { type, taskId } = filter.raw;
+  if (type) {
+    if (/^[a-z]+\.[a-z.-]+$/.test(type)) filter.type = type;
+    else filter.problems.push(`The event type “${type}” is not valid: a type looks like request.created.`);
+  }
+  if (taskId) {
+    if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(taskId)) filter.taskId = taskId.toLowerCase();
+    else filter.problems.push(`The task id “${taskId}” is not valid: a task id looks like 0b5e…-…, 36 characters.`);
+  }
+  const actor = await actorFilter(filter.raw.actor);
+  if (actor.actor) filter.actor = actor.actor;
+  const { range, problems } = parseDateRange(raw);
+  Object.assign(filter, range);
+  filter.problems.push(...actor.problems, ...problems);
   return filter;
 }

@@ -10,12 +10,14 @@ import { PRE_CLAIM_PHASES } from "../tasks/view";
 import { deniedNotExecuted } from "./outcomes";
 import { terminalize } from "./terminalize";
 
+/** The tasks of these agents that withdrawing would end: not yet claimed, still open. */
+export function withdrawableTasks(agentIds: string[]) {
+  return { agentId: { in: agentIds }, status: { in: ["working", "input_required"] }, phase: { in: PRE_CLAIM_PHASES } };
+}
+
 export async function withdrawTasksOf(agentIds: string[], now: Date): Promise<number> {
   if (agentIds.length === 0) return 0;
-  const open = await db().task.findMany({
-    where: { agentId: { in: agentIds }, status: { in: ["working", "input_required"] }, phase: { in: PRE_CLAIM_PHASES } },
-    select: { id: true, handle: true },
-  });
+  const open = await db().task.findMany({ where: withdrawableTasks(agentIds), select: { id: true, handle: true } });
   let withdrawn = 0;
   for (const t of open) {
     const won = await terminalize({

@@ -21,6 +21,9 @@ export type HistoryItem = RequestListItem & {
   decidedAt: string;
 };
 
+/** The URL's parameters plus what the admin filters resolved: a reviewer (a user id) and a range of decision days. */
+export type HistoryFilters = HistoryParams & { reviewerId?: string; from?: Date; to?: Date };
+
 export type HistoryPage = { items: HistoryItem[]; next: string | null; prev: string | null };
 
 /**
@@ -40,16 +43,24 @@ const OUTCOME = Prisma.sql`(CASE
 END)`;
 
 /** Conditions on the request (and, for the outcome filter only, its task `t`), without the group. */
-function filters(p: HistoryParams): Prisma.Sql[] {
+function filters(p: HistoryFilters): Prisma.Sql[] {
   const parts: Prisma.Sql[] = [Prisma.sql`r."decidedAt" IS NOT NULL`, Prisma.sql`r.status <> 'pending'`];
   if (p.tool) parts.push(Prisma.sql`r.body->>'tool' = ${p.tool}`);
   if (p.outcome) parts.push(Prisma.sql`${OUTCOME} = ${p.outcome}`);
+  if (p.reviewerId) parts.push(Prisma.sql`EXISTS (SELECT 1 FROM "Review" rv WHERE rv."requestId" = r.id AND rv."reviewerId" = ${p.reviewerId})`);
+  if (p.from) parts.push(Prisma.sql`r."decidedAt" >= ${p.from}`);
+  if (p.to) parts.push(Prisma.sql`r."decidedAt" <= ${p.to}`);
   if (p.q) {
-    // Over what stays readable at rest: the summary, the tool and the people (the arguments are sealed).
-    parts.push(Prisma.sql`(
+    // Over what stays readable at rest: the summary, the tool and the people (the arguments are sealed); people
+    // also by the name or email of the requester or of a reviewer.
+    const like = containsPattern(p.q);
+    parts.push(Prisma.sql`((
       coalesce(r.body->>'summary', '') || ' ' || coalesce(r.body->>'tool', '') || ' ' ||
       coalesce(r.body->'requester'->>'userName', '') || ' ' || coalesce(r.body->'requester'->>'agentName', '')
-    ) ILIKE ${containsPattern(p.q)}`);
+    ) ILIKE ${like} OR EXISTS (
+      SELECT 1 FROM "User" p
+      WHERE (p.id = r."requesterUserId" OR p.id IN (SELECT rv."reviewerId" FROM "Review" rv WHERE rv."requestId" = r.id))
+        AND (p.name ILIKE ${like} OR p.email ILIKE ${like})))`);
   }
   return parts;
 }
@@ -59,7 +70,7 @@ function filters(p: HistoryParams): Prisma.Sql[] {
  * (an index on (approverGroup, decidedAt), or on decidedAt for admins, serves it), merged, then joined to the task
  * for those rows only.
  */
-export function historyQuery(viewer: Viewer, p: HistoryParams, size = HISTORY_PAGE_SIZE): Prisma.Sql {
+export function historyQuery(viewer: Viewer, p: HistoryFilters, size = HISTORY_PAGE_SIZE): Prisma.Sql {
   const backward = !p.after && !!p.before;
   const cursor = decodeCursor(backward ? p.before : p.after);
   const keyset = cursor ? [Prisma.sql`(r."decidedAt", r.id) ${Prisma.raw(backward ? ">" : "<")} (${cursor.at}, ${cursor.id})`] : [];
@@ -97,7 +108,7 @@ type Row = Omit<HistoryItem, "decidedAt" | "tool" | "summary" | "requesterName" 
   decidedAt: Date;
 };
 
-export async function historyPage(viewer: Viewer, p: HistoryParams, size = HISTORY_PAGE_SIZE): Promise<HistoryPage> {
+export async function historyPage(viewer: Viewer, p: HistoryFilters, size = HISTORY_PAGE_SIZE): Promise<HistoryPage> {
   if (viewer.role !== "admin" && viewer.role !== "reviewer") return { items: [], next: null, prev: null };
   const rows = await db().$queryRaw<Row[]>(historyQuery(viewer, p, size));
   const backward = !p.after && !!p.before && !!decodeCursor(p.before);

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { FilterProblems } from "@/components/admin/FilterProblems";
 import { Notice } from "@/components/Notice";
 import { formatWhen } from "@/components/when";
 import { requireRole } from "@/lib/auth/session";
@@ -20,10 +21,14 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const admin = await requireRole("admin");
   if (!admin) return <Notice title="Admins only">Only admins can read the audit trail.</Notice>;
   const sp = await searchParams;
-  const { raw, ...filter } = auditFilterFrom(sp);
+  const { raw, problems, ...filter } = await auditFilterFrom(sp);
   const beforeRaw = Array.isArray(sp.before) ? sp.before[0] : sp.before;
   const before = beforeRaw && /^\d{1,12}$/.test(beforeRaw) ? Number(beforeRaw) : undefined;
-  const [chain, page, types] = await Promise.all([verifyAuditChain(), listAuditEvents(filter, { before }), auditEventTypes()]);
+  const [chain, page, types] = await Promise.all([
+    verifyAuditChain(),
+    problems.length ? { events: [], nextBefore: null } : listAuditEvents(filter, { before }),
+    auditEventTypes(),
+  ]);
   const names = await actorNames(page.events.map((e) => e.actor));
 
   return (
@@ -57,8 +62,8 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           </select>
         </div>
         <div>
-          <label htmlFor="audit-actor" className="block text-xs font-medium text-slate-700">Actor</label>
-          <input id="audit-actor" name="actor" defaultValue={raw.actor ?? ""} placeholder="user:… agent:… system" className="mt-0.5 block w-full rounded-md border border-slate-300 px-2 py-1.5 text-sm" />
+          <label htmlFor="audit-actor" className="block text-xs font-medium text-slate-700">Actor (name, email or agent)</label>
+          <input id="audit-actor" name="actor" defaultValue={raw.actor ?? ""} placeholder="Tara Treasury, sam@…, ops-bot, system" className="mt-0.5 block w-full rounded-md border border-slate-300 px-2 py-1.5 text-sm" />
         </div>
         <div>
           <label htmlFor="audit-task" className="block text-xs font-medium text-slate-700">Task id</label>
@@ -78,6 +83,9 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
         </div>
       </form>
 
+      <FilterProblems problems={problems} />
+
+      {problems.length === 0 && (
       <p className="flex flex-wrap gap-3 text-sm">
         <span className="text-slate-700">Export {Object.keys(raw).length ? "the filtered events" : "every event"}:</span>
         <a href={`/admin/audit/export${qs({ ...raw, format: "csv" })}`} download className="font-medium text-indigo-800 underline">
@@ -87,8 +95,9 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
           JSON Lines
         </a>
       </p>
+      )}
 
-      {page.events.length === 0 ? (
+      {problems.length > 0 ? null : page.events.length === 0 ? (
         <p className="rounded-lg border border-dashed border-slate-300 bg-white px-6 py-8 text-center text-sm text-slate-700">No events match these filters.</p>
       ) : (
         <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white" role="region" aria-label="Audit events" tabIndex={0}>

@@ -1,17 +1,28 @@
 "use server";
 
 import { revalidatePath } from "next/cache";
+import { headers } from "next/headers";
 import { z } from "zod";
 import { AgentInput, EnableInput, createAgent, enableAgent, revokeAgent } from "@/lib/admin/agents";
+import { mcpClientConfig, serverBaseUrl } from "@/lib/admin/client-config";
+import { endsSentence, pendingEndedByDeactivating, pendingEndedByRevoking } from "@/lib/admin/ends";
 import { updateUser, UserUpdate } from "@/lib/admin/people";
 import { ADMIN_ROLES, authorizeAction } from "@/lib/auth/session";
 import { endSessions } from "@/lib/auth/sessions";
 
-export type FormState = { status: "idle" } | { status: "error"; message: string } | { status: "done"; message: string };
+/** `confirm`: a destructive change was asked for; nothing changed yet, and `message` says what it would end. */
+export type FormState =
+  | { status: "idle" }
+  | { status: "error"; message: string }
+  | { status: "done"; message: string }
+  | { status: "confirm"; message: string };
 export type AgentFormState =
   | { status: "idle" }
   | { status: "error"; message: string }
-  | { status: "done"; name: string; token: string; owner: string };
+  | { status: "done"; name: string; token: string; owner: string; config: string };
+
+/** The confirming submit button of a destructive action carries confirmed=yes; the first press only asks. */
+const confirmed = (f: FormData) => f.get("confirmed") === "yes";
 
 const text = (f: FormData, k: string) => {
   const v = f.get(k);
@@ -35,6 +46,10 @@ export async function updateUserAction(_prev: FormState, formData: FormData): Pr
     const issue = parsed.error.issues[0];
     return { status: "error", message: issue?.path[0] === "groups" ? "Groups are lowercase names like treasury or support-leads, separated by commas." : "That change could not be read." };
   }
+  if (!parsed.data.active && !confirmed(formData)) {
+    const ends = await pendingEndedByDeactivating(parsed.data.userId);
+    if (ends !== null) return { status: "confirm", message: `They can no longer sign in, and their agents can no longer act. ${endsSentence(ends)}` };
+  }
   try {
     const after = await updateUser(parsed.data, who.user.id, new Date());
     revalidatePath("/admin/people");
@@ -55,7 +70,8 @@ export async function createAgentAction(_prev: AgentFormState, formData: FormDat
   try {
     const created = await createAgent(parsed.data, who.user.id, new Date());
     revalidatePath("/admin/people");
-    return { status: "done", name: created.agent.name, token: created.token, owner: parsed.data.userId };
+    const base = serverBaseUrl(process.env.COUNTERSIGN_PUBLIC_URL, (await headers()).get("origin"));
+    return { status: "done", name: created.agent.name, token: created.token, owner: parsed.data.userId, config: mcpClientConfig(created.agent.name, created.token, base) };
   } catch (e) {
     return { status: "error", message: e instanceof Error && /active user/.test(e.message) ? e.message : "The agent could not be created." };
   }
@@ -69,6 +85,7 @@ export async function revokeAgentAction(_prev: FormState, formData: FormData): P
   if (!who.ok) return { status: "error", message: who.error };
   const parsed = revokeSchema.safeParse({ agentId: text(formData, "agentId") });
   if (!parsed.success) return { status: "error", message: "That agent could not be read." };
+  if (!confirmed(formData)) return { status: "confirm", message: `Its next request is refused. ${endsSentence(await pendingEndedByRevoking(parsed.data.agentId))}` };
   const revoked = await revokeAgent(parsed.data.agentId, who.user.id, new Date());
   revalidatePath("/admin/people");
   return revoked ? { status: "done", message: "Revoked. Its next request is refused." } : { status: "error", message: "No such active agent (already revoked?)." };

@@ -3,6 +3,7 @@ import { CreateAgentForm, EnableAgentForm, EndSessionsForm, RevokeAgentForm, Use
 import { Notice } from "@/components/Notice";
 import { Section } from "@/components/Section";
 import { formatWhen } from "@/components/when";
+import { agentOwnerChoice } from "@/lib/admin/agents";
 import { listAgents, listUsers } from "@/lib/admin/read";
 import { requireRole } from "@/lib/auth/session";
 import { groupsSourceLabel, ssoProviders } from "@/lib/auth/sso-config";
@@ -16,6 +17,7 @@ export default async function PeoplePage() {
   if (!admin) return <Notice title="Admins only">Only admins can manage people and agents.</Notice>;
   const [users, agents] = await Promise.all([listUsers(), listAgents()]);
   const activeUsers = users.filter((u) => u.active).map((u) => ({ id: u.id, name: u.name, email: u.email }));
+  const owners = agentOwnerChoice(users);
   const sso = ssoProviders().length > 0;
 
   return (
@@ -37,7 +39,7 @@ export default async function PeoplePage() {
         </ul>
       </Section>
       <Section title="Agents and tokens" id="agents-heading">
-        <CreateAgentForm users={activeUsers} action={createAgentAction} />
+        <CreateAgentForm users={owners.options.map((u) => ({ id: u.id, name: u.name, email: u.email }))} defaultUserId={owners.defaultUserId} action={createAgentAction} />
         <ul className="mt-4 divide-y divide-slate-100" aria-label="Agents">
           {agents.map((a) => (
             <li key={a.id} className="flex flex-wrap items-center justify-between gap-2 py-3 text-sm" data-testid={`agent-${a.name}`}>

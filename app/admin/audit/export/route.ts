@@ -16,8 +16,9 @@ async function handleGET(request: Request) {
   const url = new URL(request.url);
   const format = url.searchParams.get("format") === "jsonl" ? "jsonl" : url.searchParams.get("format") === "csv" ? "csv" : null;
   if (!format) return Response.json({ error: "format must be csv or jsonl" }, { status: 400 });
-  const { raw: _raw, ...filter } = auditFilterFrom(url.searchParams);
+  const { raw: _raw, problems, ...filter } = await auditFilterFrom(url.searchParams);
   void _raw;
+  if (problems.length) return Response.json({ error: problems.join(" ") }, { status: 400, headers: { "Cache-Control": "no-store" } });
   const lines = exportAudit(format, filter);
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
