@@ -15,6 +15,7 @@ import { decodeCursor, encodeCursor, type Cursor } from "./cursor";
 import type { InboxParams } from "./params";
 import { containsPattern } from "./search";
 import { approvableInBulk } from "./bulk";
+import { listSummary } from "./body";
 
 export type Viewer = { id: string; role: string; groups: string[] };
 
@@ -172,7 +173,7 @@ function toItem(r: Row): InboxItem {
     id: r.id,
     taskId: r.taskId,
     tool: r.tool ?? "unknown",
-    summary: r.summary ?? `${r.tool ?? "tool"} call`,
+    summary: listSummary(r.summary, r.tool),
     requesterName: r.requesterName ?? "unknown user",
     agentName: r.agentName ?? "unknown agent",
     approverGroup: r.approverGroup,

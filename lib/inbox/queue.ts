@@ -7,6 +7,7 @@ import { db } from "@/lib/db/client";
 import { encodeCursor } from "./cursor";
 import { hasInbox, inboxPage, type RequestListItem, type Viewer } from "./inbox";
 import { parseInboxParams } from "./params";
+import { readableAmounts } from "../tools/money";
 
 /** Enough rows to step over the few an inbox page hides (a task that ended a moment ago). */
 const LOOKAHEAD = 5;
@@ -50,5 +51,5 @@ export async function awaitingOthers(viewer: Viewer, now: Date, limit = 100): Pr
     WHERE mine."reviewerId" = ${viewer.id} AND mine.decision = 'approve' AND r.status = 'pending' AND r.deadline > ${now}
     ORDER BY r.deadline ASC, r.id ASC
     LIMIT ${limit}`;
-  return rows.map((r) => ({ ...r, deadline: r.deadline.toISOString(), approvedAt: r.approvedAt.toISOString() }));
+  return rows.map((r) => ({ ...r, summary: readableAmounts(r.summary), deadline: r.deadline.toISOString(), approvedAt: r.approvedAt.toISOString() }));
 }
