@@ -13,6 +13,9 @@ import { appendAudit } from "../audit/append";
 import { isDatabaseUnavailable } from "../db/unavailable";
 import { DECISION_NOT_RECORDED, DECISION_UNKNOWN } from "./review";
 
+/** What the Awaiting others view's withdraw action answers with. */
+export type WithdrawState = { status: "idle" } | { status: "error"; message: string } | { status: "done"; message: string };
+
 export type WithdrawResult = { ok: true; taskId: string } | { ok: false; error: string };
 
 type Locked = { id: string; taskId: string; status: string; deadline: Date };

@@ -24,6 +24,9 @@ export type BulkResult = {
   message: string;
 };
 
+/** What the inbox's bulk approval answers with. */
+export type BulkState = { status: "idle" } | { status: "error"; message: string } | { status: "done"; results: BulkResult[] };
+
 export async function approveMany(reviewerId: string, items: BulkItem[], now: Date): Promise<BulkResult[]> {
   const results: BulkResult[] = [];
   const seen = new Set<string>();
