@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { useActionState } from "react";
+import { useActionState, useState } from "react";
 import type { AwaitingItem } from "@/lib/inbox/queue";
 import type { WithdrawState } from "@/lib/approvals/withdraw";
 import { LocalTime } from "./LocalTime";
@@ -9,8 +9,9 @@ import { TimeLeft } from "./TimeLeft";
 
 type Action = (prev: WithdrawState, formData: FormData) => Promise<WithdrawState>;
 
-function Row({ item, now, action }: { item: AwaitingItem; now: string; action: Action }) {
-  const [state, formAction, pending] = useActionState(action, { status: "idle" } as WithdrawState);
+function Row({ item, now, action, withdrawn }: { item: AwaitingItem; now: string; action: Action; withdrawn?: string }) {
+  const [current, formAction, pending] = useActionState(action, { status: "idle" } as WithdrawState);
+  const state: WithdrawState = withdrawn ? { status: "done", message: withdrawn } : current;
   return (
     <li className="rounded-lg border border-slate-200 bg-white px-4 py-3 shadow-sm" data-testid="awaiting-item">
       <div className="flex flex-wrap items-start justify-between gap-x-4 gap-y-2">
@@ -55,6 +56,14 @@ function Row({ item, now, action }: { item: AwaitingItem; now: string; action: A
 
 /** Requests you approved that still wait for other approvers; you may withdraw your approval until they complete. */
 export function AwaitingList({ items, now, withdraw }: { items: AwaitingItem[]; now: string; withdraw: Action }) {
+  // A withdrawn request leaves the server's list at once; its row stays here, saying so, until the page is left.
+  const [withdrawn, setWithdrawn] = useState<Map<string, { item: AwaitingItem; message: string }>>(() => new Map());
+  const action = (item: AwaitingItem): Action => async (prev, formData) => {
+    const result = await withdraw(prev, formData);
+    if (result.status === "done") setWithdrawn((m) => new Map(m).set(item.id, { item, message: result.message }));
+    return result;
+  };
+  const rows = [...items, ...[...withdrawn.values()].map((w) => w.item).filter((w) => !items.some((i) => i.id === w.id))];
   return (
     <section aria-labelledby="awaiting-heading">
       <h1 id="awaiting-heading" className="mb-1 text-xl font-semibold tracking-tight">
@@ -65,14 +74,14 @@ export function AwaitingList({ items, now, withdraw }: { items: AwaitingItem[]; 
         Requests you approved that still need another approver. Until the last approval is given you may withdraw yours;
         after that it stands.
       </p>
-      {items.length === 0 ? (
+      {rows.length === 0 ? (
         <div className="rounded-lg border border-dashed border-slate-300 bg-white px-6 py-10 text-center" data-testid="awaiting-empty">
           <p className="font-medium text-slate-800">Nothing you approved is waiting for others.</p>
         </div>
       ) : (
         <ul className="space-y-2" aria-label="Requests awaiting other approvers">
-          {items.map((item) => (
-            <Row key={item.id} item={item} now={now} action={withdraw} />
+          {rows.map((item) => (
+            <Row key={item.id} item={item} now={now} action={action(item)} withdrawn={withdrawn.get(item.id)?.message} />
           ))}
         </ul>
       )}

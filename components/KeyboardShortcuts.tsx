@@ -1,7 +1,6 @@
 "use client";
 
 import { useEffect, useRef } from "react";
-import { useRouter } from "next/navigation";
 
 type Props =
   /** On the inbox: move between requests and open one. */
@@ -46,7 +45,6 @@ function moveInInbox(step: 1 | -1): void {
  * everything a click would check is checked the same way.
  */
 export function KeyboardShortcuts(props: Props) {
-  const router = useRouter();
   const help = useRef<HTMLDialogElement>(null);
   const requestId = props.scope === "request" ? props.requestId : null;
 
@@ -63,7 +61,8 @@ export function KeyboardShortcuts(props: Props) {
       if (help.current?.open) return;
       if (step !== 0) {
         e.preventDefault();
-        if (requestId) router.push(`/inbox/next?from=${requestId}${step === -1 ? "&dir=previous" : ""}`);
+        // /inbox/next answers with a redirect, so this is a page load rather than a client-side navigation.
+        if (requestId) window.location.assign(`/inbox/next?from=${requestId}${step === -1 ? "&dir=previous" : ""}`);
         else moveInInbox(step);
         return;
       }
@@ -84,7 +83,7 @@ export function KeyboardShortcuts(props: Props) {
     }
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [requestId, router]);
+  }, [requestId]);
 
   const shown = SHORTCUTS.filter((s) => s.scope === "both" || s.scope === props.scope);
   return (
