@@ -3,7 +3,7 @@ export function ArgumentsTable({ args }: { args: unknown }) {
   const entries =
     args && typeof args === "object" && !Array.isArray(args) ? Object.entries(args as Record<string, unknown>) : null;
   if (!entries) {
-    return <p className="font-mono text-sm [overflow-wrap:anywhere]">{JSON.stringify(args)}</p>;
+    return <p dir="auto" className="font-mono text-sm [overflow-wrap:anywhere]">{JSON.stringify(args)}</p>;
   }
   if (entries.length === 0) return <p className="text-sm text-slate-600">No arguments.</p>;
   return (
@@ -25,7 +25,7 @@ export function ArgumentsTable({ args }: { args: unknown }) {
             <th scope="row" className="py-2 pr-4 text-left font-mono text-xs font-medium whitespace-nowrap text-slate-700">
               {key}
             </th>
-            <td className="py-2 whitespace-pre-wrap text-slate-900 [overflow-wrap:anywhere]">
+            <td dir="auto" className="py-2 whitespace-pre-wrap text-slate-900 [overflow-wrap:anywhere]">
               {typeof value === "string" ? (
                 value
               ) : (

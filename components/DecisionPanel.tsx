@@ -1,6 +1,6 @@
 "use client";
 
-import { startTransition, useActionState, useRef, useState } from "react";
+import { startTransition, useActionState, useRef, useState, type ReactNode } from "react";
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import type { Confirmation } from "@/lib/inbox/high-risk";
 import type { DecisionState } from "@/lib/inbox/outcome";
@@ -19,12 +19,14 @@ type Props = {
     registered: boolean;
     challenge: (requestId: string) => Promise<{ ok: true; nonce: string; options: PublicKeyCredentialRequestOptionsJSON } | { ok: false; error: string }>;
   } | null;
+  /** Shown under the outcome once this reviewer decided (the link to the next request). */
+  after?: ReactNode;
 };
 
 const WHAT: Record<Confirmation["what"], string> = { amount: "amount", path: "path", tool: "tool name" };
 
 /** Approve / Deny for a reviewer who may act, the reason why not otherwise, and what happened after acting. */
-export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action, passkey }: Props) {
+export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action, passkey, after }: Props) {
   const [state, formAction, pending] = useActionState(action, { status: "idle" } as DecisionState);
   const formRef = useRef<HTMLFormElement>(null);
   const [confirming, setConfirming] = useState(false);
@@ -57,7 +59,12 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
   const [confirm, setConfirm] = useState("");
 
   if (state.status === "done") {
-    return <OutcomeBanner outcome={state.outcome} live testId="decision-result" />;
+    return (
+      <div className="space-y-3">
+        <OutcomeBanner outcome={state.outcome} live testId="decision-result" />
+        {after}
+      </div>
+    );
   }
   const commentError = state.status === "error" && state.field === "comment" ? state.message : null;
   const confirmError = state.status === "error" && state.field === "confirm" ? state.message : null;

@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { useEffect } from "react";
+import { useEffect, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import type { InboxItem, InboxPage } from "@/lib/inbox/inbox";
 import { toQuery, type InboxParams } from "@/lib/inbox/params";
@@ -9,6 +9,10 @@ import { TimeLeft } from "./TimeLeft";
 import { FilterSelect } from "@/components/FilterSelect";
 import { DesktopNotifications } from "./DesktopNotifications";
 import { inboxTitle, useArrivals } from "./inbox-arrivals";
+import { BulkApproval } from "./BulkApproval";
+import { KeyboardShortcuts } from "./KeyboardShortcuts";
+import { LocalTime } from "./LocalTime";
+import type { BulkState } from "@/lib/tasks/approve-many";
 
 export type { InboxItem, InboxPage };
 
@@ -24,6 +28,8 @@ type Props = {
   tools: string[];
   groups: string[];
   pollMs?: number;
+  /** Approves the selected single-approver requests, each on its own (offered when given). */
+  bulkApprove?: (items: { requestId: string; argumentsDigest: string }[]) => Promise<BulkState>;
 };
 
 const STATUS_LABELS: Record<InboxParams["status"], string> = {
@@ -34,7 +40,7 @@ const STATUS_LABELS: Record<InboxParams["status"], string> = {
 };
 
 /** The reviewer's inbox: filters, search, sort, keyset pages, refreshed every few seconds from /api/inbox. */
-export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Props) {
+export function InboxList({ initial, params, tools, groups, pollMs = 3_000, bulkApprove }: Props) {
   const query = toQuery(params);
   const { data, error, isFetching, dataUpdatedAt } = useQuery({
     queryKey: ["inbox", query],
@@ -54,6 +60,17 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Pr
   useEffect(() => {
     document.title = inboxTitle(data.total, data.totalCapped);
   }, [data.total, data.totalCapped, dataUpdatedAt]);
+  // Selected for approving together, by id; only rows still on the page count.
+  const [chosen, setChosen] = useState<Set<string>>(() => new Set());
+  const selected = data.items.filter((i) => i.bulk && chosen.has(i.id));
+  const toggle = (id: string, on: boolean) =>
+    setChosen((prev) => {
+      const next = new Set(prev);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+  const offerBulk = !!bulkApprove && data.items.some((i) => i.bulk);
   const filtered = !!(params.tool || params.group || params.q || params.status !== "all");
   const base = { tool: params.tool, group: params.group, status: params.status, q: params.q, sort: params.sort };
   const later = params.sort === "expiring" ? "Later deadlines" : "Older";
@@ -70,6 +87,7 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Pr
           </span>
         </h1>
         <div className="flex flex-wrap items-baseline gap-3">
+          <KeyboardShortcuts scope="inbox" />
           <DesktopNotifications />
           <p className="text-xs text-slate-600" aria-live="polite">
             {signedOut ? "" : error ? "Could not refresh; retrying…" : fresh.size > 0 ? `${fresh.size} new since you opened this page` : "Updates automatically"}
@@ -118,6 +136,8 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Pr
         </p>
       )}
 
+      {bulkApprove && <BulkApproval selected={selected} onDone={() => setChosen(new Set())} action={bulkApprove} />}
+
       {data.items.length === 0 ? (
         <div className="rounded-lg border border-dashed border-slate-300 bg-white px-6 py-10 text-center" data-testid="inbox-empty">
           {filtered ? (
@@ -139,10 +159,24 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Pr
       ) : (
         <ul className="space-y-2" aria-label="Approval requests">
           {data.items.map((item) => (
-            <li key={item.id}>
+            <li key={item.id} className={offerBulk ? "flex items-start gap-2" : undefined}>
+              {offerBulk && (
+                <span className="flex w-5 shrink-0 justify-center pt-4">
+                  {item.bulk && (
+                    <input
+                      type="checkbox"
+                      checked={chosen.has(item.id)}
+                      onChange={(e) => toggle(item.id, e.target.checked)}
+                      aria-label={`Select to approve together: ${item.summary}`}
+                      className="h-4 w-4 accent-emerald-800"
+                      data-testid="bulk-select"
+                    />
+                  )}
+                </span>
+              )}
               <Link
                 href={`/requests/${item.id}`}
-                className={`block rounded-lg border px-4 py-3 shadow-sm transition hover:border-indigo-300 hover:shadow focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-700 ${
+                className={`block min-w-0 flex-1 rounded-lg border px-4 py-3 shadow-sm transition hover:border-indigo-300 hover:shadow focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-indigo-700 ${
                   fresh.has(item.id) ? "border-amber-400 bg-amber-50 ring-1 ring-amber-400" : "border-slate-200 bg-white"
                 }`}
                 data-testid="inbox-item"
@@ -152,12 +186,13 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000 }: Pr
                   <div className="min-w-0">
                     <p className="font-medium text-slate-900 [overflow-wrap:anywhere]">
                       {fresh.has(item.id) && <span className="mr-2 rounded-full bg-amber-200 px-2 py-0.5 text-xs font-semibold text-amber-950">New</span>}
-                      {item.summary}
+                      <span dir="auto">{item.summary}</span>
                     </p>
                     <p className="mt-0.5 text-sm text-slate-700">
                       <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-800">{item.tool}</span>
                       <span className="ml-2">
-                        asked by {item.requesterName} via {item.agentName}
+                        asked by <span dir="auto">{item.requesterName}</span> via <span dir="auto">{item.agentName}</span>,{" "}
+                        <LocalTime iso={item.createdAt} />
                       </span>
                       <span className="ml-2 text-xs text-slate-600">· {item.approverGroup}</span>
                       {item.taskStatus === "input_required" && (

@@ -4,7 +4,7 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { startRegistration } from "@simplewebauthn/browser";
 import type { PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/browser";
-import { formatWhen } from "./when";
+import { LocalTime } from "./LocalTime";
 
 type Passkey = { id: string; name: string; createdAt: string; lastUsedAt: string | null };
 
@@ -61,7 +61,7 @@ export function PasskeyList({ passkeys, begin, finish, remove }: Props) {
               <span>
                 <span className="font-medium text-slate-900">{k.name}</span>
                 <span className="block text-xs text-slate-600">
-                  Added {formatWhen(k.createdAt)} · {k.lastUsedAt ? `last used ${formatWhen(k.lastUsedAt)}` : "never used"}
+                  Added <LocalTime iso={k.createdAt} /> · {k.lastUsedAt ? <>last used <LocalTime iso={k.lastUsedAt} /></> : "never used"}
                 </span>
               </span>
               <form action={remove}>

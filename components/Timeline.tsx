@@ -1,5 +1,5 @@
 import type { TimelineEntry } from "@/lib/inbox/timeline";
-import { formatWhen } from "./when";
+import { LocalTime } from "./LocalTime";
 
 const DOT: Record<TimelineEntry["tone"], string> = {
   neutral: "bg-slate-400",
@@ -16,10 +16,10 @@ export function Timeline({ entries }: { entries: TimelineEntry[] }) {
       {entries.map((e) => (
         <li key={e.seq} className="relative pl-5 text-sm">
           <span aria-hidden className={`absolute top-1.5 left-0 h-2.5 w-2.5 rounded-full ${DOT[e.tone]}`} />
-          <p className="text-slate-900">{e.title}</p>
-          {e.quote && <p className="mt-0.5 border-l-2 border-slate-200 pl-2 whitespace-pre-wrap text-slate-700 [overflow-wrap:anywhere]">{e.quote}</p>}
+          <p className="text-slate-900" dir="auto">{e.title}</p>
+          {e.quote && <p dir="auto" className="mt-0.5 border-l-2 border-slate-200 pl-2 whitespace-pre-wrap text-slate-700 [overflow-wrap:anywhere]">{e.quote}</p>}
           <p className="text-xs text-slate-600">
-            <time dateTime={e.at}>{formatWhen(e.at)}</time> · <span className="font-mono">{e.type}</span> · #{e.seq}
+            <LocalTime iso={e.at} /> · <span className="font-mono">{e.type}</span> · #{e.seq}
           </p>
         </li>
       ))}

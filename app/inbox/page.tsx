@@ -1,12 +1,16 @@
 import type { Metadata } from "next";
 import { AllPending } from "@/app/admin/pending/view";
+import { AwaitingList } from "@/components/AwaitingList";
 import { InboxList } from "@/components/InboxList";
+import { InboxTabs } from "@/components/InboxTabs";
 import { Notice } from "@/components/Notice";
 import { cache } from "react";
 import { currentUser, hasRole, requireUser, REVIEW_ROLES, type SessionUser } from "@/lib/auth/session";
 import { inboxPage } from "@/lib/inbox/inbox";
+import { awaitingOthers } from "@/lib/inbox/queue";
 import { parseInboxParams, type InboxParams } from "@/lib/inbox/params";
 import { listTools } from "@/lib/tools/catalog";
+import { bulkApproveAction, withdrawAction } from "./actions";
 
 export const dynamic = "force-dynamic";
 
@@ -16,7 +20,9 @@ type Search = { searchParams: Promise<Record<string, string | string[] | undefin
 export async function generateMetadata({ searchParams }: Search): Promise<Metadata> {
   const user = await currentUser();
   if (!user || !hasRole(user, REVIEW_ROLES)) return { title: "Inbox" };
-  const page = await firstPage(user, JSON.stringify(parseInboxParams(await searchParams)));
+  const raw = await searchParams;
+  if (raw.view === "awaiting") return { title: "Awaiting others" };
+  const page = await firstPage(user, JSON.stringify(parseInboxParams(raw)));
   return { title: page.total > 0 ? `(${page.total}${page.totalCapped ? "+" : ""}) Inbox` : "Inbox" };
 }
 
@@ -34,8 +40,23 @@ export default async function InboxPage({ searchParams }: Search) {
       </Notice>
     );
   }
-  const params = parseInboxParams(await searchParams);
+  const raw = await searchParams;
+  if (raw.view === "awaiting") {
+    const now = new Date();
+    return (
+      <>
+        <InboxTabs current="awaiting" />
+        <AwaitingList items={await awaitingOthers(user, now)} now={now.toISOString()} withdraw={withdrawAction} />
+      </>
+    );
+  }
+  const params = parseInboxParams(raw);
   const initial = await firstPage(user, JSON.stringify(params));
   const tools = listTools().map((t) => t.name);
-  return <InboxList initial={initial} params={params} tools={tools} groups={user.groups} />;
+  return (
+    <>
+      <InboxTabs current="waiting" />
+      <InboxList initial={initial} params={params} tools={tools} groups={user.groups} bulkApprove={bulkApproveAction} />
+    </>
+  );
 }

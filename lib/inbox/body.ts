@@ -3,6 +3,7 @@
  * body redacted at the end of retention (lib/tasks/retention.ts) keeps only ids, tool, digest and policy.
  */
 import { z } from "zod";
+import { readableAmounts } from "../tools/money";
 
 export const bodySchema = z.object({
   taskId: z.string().optional(),
@@ -47,8 +48,9 @@ export function readBody(raw: unknown): Body {
   return parsed.success ? parsed.data : {};
 }
 
+/** The one-line summary reviewers read, amounts with separators (also for summaries stored before they had them). */
 export function summaryOf(body: Body): string {
-  if (body.summary) return body.summary;
+  if (body.summary) return readableAmounts(body.summary);
   const args = body.arguments;
   if (args && typeof args === "object" && !Array.isArray(args)) {
     const parts = Object.entries(args as Record<string, unknown>)
@@ -58,4 +60,9 @@ export function summaryOf(body: Body): string {
   }
   if (body.redacted) return `${body.tool ?? "tool"} call (details deleted at the end of retention)`;
   return body.tool ?? "tool call";
+}
+
+/** A list row's summary from the columns a list query reads (the history and the inbox). */
+export function listSummary(summary: string | null, tool: string | null): string {
+  return summary ? readableAmounts(summary) : `${tool ?? "tool"} call`;
 }

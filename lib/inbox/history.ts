@@ -8,6 +8,7 @@ import { decodeCursor, encodeCursor } from "./cursor";
 import type { RequestListItem, Viewer } from "./inbox";
 import type { HistoryParams, Outcome } from "./params";
 import { containsPattern } from "./search";
+import { listSummary } from "./body";
 
 export const HISTORY_PAGE_SIZE = 25;
 
@@ -121,7 +122,7 @@ export async function historyPage(viewer: Viewer, p: HistoryFilters, size = HIST
     items: page.map((r) => ({
       ...r,
       tool: r.tool ?? "unknown",
-      summary: r.summary ?? `${r.tool ?? "tool"} call`,
+      summary: listSummary(r.summary, r.tool),
       requesterName: r.requesterName ?? "unknown user",
       agentName: r.agentName ?? "unknown agent",
       decidedAt: r.decidedAt.toISOString(),

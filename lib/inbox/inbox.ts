@@ -14,6 +14,8 @@ import { db, Prisma } from "@/lib/db/client";
 import { decodeCursor, encodeCursor, type Cursor } from "./cursor";
 import type { InboxParams } from "./params";
 import { containsPattern } from "./search";
+import { approvableInBulk } from "./bulk";
+import { listSummary } from "./body";
 
 export type Viewer = { id: string; role: string; groups: string[] };
 
@@ -39,6 +41,10 @@ export type InboxItem = RequestListItem & {
   taskStatus: string;
   createdAt: string;
   deadline: string;
+  /** May be approved together with others from the inbox (approvableInBulk). */
+  bulk: boolean;
+  /** The digest of the arguments the reviewer is shown: a bulk approval is bound to it. */
+  argumentsDigest: string;
 };
 
 export type InboxPage = {
@@ -62,6 +68,8 @@ type Row = {
   agentName: string | null;
   approverGroup: string;
   approvalsRequired: number;
+  requirePasskey: boolean;
+  argumentsDigest: string | null;
   approvals: number;
   taskStatus: string | null;
   /** The task still waits on this request (false only in the moment between a task ending and its request being withdrawn). */
@@ -133,7 +141,7 @@ export function inboxQuery(viewer: Viewer, p: InboxParams, now: Date, size = INB
   const groups = groupsOf(viewer, p);
   const branches = (groups.length ? groups : ["-"]).map(
     (g) => Prisma.sql`(
-      SELECT r.id, r."taskId", r.body, r."approverGroup", r."approvalsRequired", r."createdAt", r.deadline
+      SELECT r.id, r."taskId", r.body, r."approverGroup", r."approvalsRequired", r."requirePasskey", r."createdAt", r.deadline
       FROM "ApprovalRequest" r
       WHERE r."approverGroup" = ${g} AND ${Prisma.join(common, " AND ")}
       ORDER BY r.${col} ${dir}, r.id ${dir}
@@ -142,7 +150,7 @@ export function inboxQuery(viewer: Viewer, p: InboxParams, now: Date, size = INB
   return Prisma.sql`
     SELECT u.id, u."taskId", u.body->>'tool' AS tool, u.body->>'summary' AS summary,
       u.body->'requester'->>'userName' AS "requesterName", u.body->'requester'->>'agentName' AS "agentName",
-      u."approverGroup", u."approvalsRequired", u."createdAt", u.deadline,
+      u."approverGroup", u."approvalsRequired", u."requirePasskey", u.body->>'argumentsDigest' AS "argumentsDigest", u."createdAt", u.deadline,
       t.status AS "taskStatus", (t.handle = u.id) AS "taskWaits",
       (SELECT count(*)::int FROM "Review" v WHERE v."requestId" = u.id AND v.decision = 'approve') AS approvals
     FROM (${Prisma.join(branches, " UNION ALL ")}) u
@@ -165,7 +173,7 @@ function toItem(r: Row): InboxItem {
     id: r.id,
     taskId: r.taskId,
     tool: r.tool ?? "unknown",
-    summary: r.summary ?? `${r.tool ?? "tool"} call`,
+    summary: listSummary(r.summary, r.tool),
     requesterName: r.requesterName ?? "unknown user",
     agentName: r.agentName ?? "unknown agent",
     approverGroup: r.approverGroup,
@@ -174,6 +182,8 @@ function toItem(r: Row): InboxItem {
     taskStatus: r.taskStatus ?? "unknown",
     createdAt: r.createdAt.toISOString(),
     deadline: r.deadline.toISOString(),
+    bulk: approvableInBulk(r),
+    argumentsDigest: r.argumentsDigest ?? "",
   };
 }
 

@@ -1,3 +1,5 @@
+import { formatAmount, formatMoney } from "../tools/money";
+
 /** A rule's condition in words, e.g. "amount_cents > EUR 25,000.00" or "path starts with "prod/"". */
 const OPS: Record<string, string> = { gt: ">", gte: "≥", eq: "=", prefix: "starts with" };
 
@@ -10,8 +12,7 @@ export function isMoneyField(field: string): boolean {
 
 /** Minor units as money, e.g. (2500000, "USD") -> "USD 25,000.00"; without a currency just the amount. */
 export function moneyText(minor: number, currency: string | null | undefined): string {
-  const major = (minor / 100).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-  return currency ? `${currency} ${major}` : major;
+  return currency ? formatMoney(minor, currency) : formatAmount(minor);
 }
 
 export type ParsedMoney = { ok: true; minor: number; currency: string } | { ok: false; message: string };

@@ -51,6 +51,8 @@ export function describeEvent(e: Event, actorName: string): TimelineEntry {
     }
     case "review.approved":
       return { ...base, title: `${actorName} approved${d.passkey && typeof d.passkey === "object" ? ", confirmed with a passkey" : ""}`, quote: str(d.comment), tone: "success" };
+    case "review.withdrawn":
+      return { ...base, title: `${actorName} withdrew their approval`, tone: "neutral" };
     case "review.denied":
       return { ...base, title: `${actorName} denied`, quote: str(d.comment), tone: "danger" };
     case "request.approved":

@@ -4,6 +4,8 @@
  * is escaped in the HTML and stripped of line breaks in the subject; nothing secret is part of a request's facts.
  */
 
+import { readableAmounts } from "../tools/money";
+
 export type NotificationKind = "created" | "reminder" | "outcome";
 
 export type RequestFacts = {
@@ -30,13 +32,6 @@ export type RequestFacts = {
 };
 
 export type Rendered = { subject: string; text: string; html: string };
-
-const NUMBER = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-
-/** "USD 30000.00" as people read it: "USD 30,000.00" (every amount Countersign writes has this shape). */
-export function readableAmounts(text: string): string {
-  return text.replace(/\b([A-Z]{3}) (-?\d+(?:\.\d{1,2})?)\b/g, (_m, cur: string, n: string) => `${cur} ${NUMBER.format(Number(n))}`);
-}
 
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);

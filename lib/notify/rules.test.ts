@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { dueReminder } from "./reminders";
-import { readableAmounts, renderNotification, type RequestFacts } from "./render";
+import { renderNotification, type RequestFacts } from "./render";
 import { describeNotifySettings, parseReminders, reminderKind, SettingError } from "./settings";
 
 const T0 = new Date("2100-01-01T00:00:00Z");
@@ -63,7 +63,7 @@ describe("notification settings at start-up", () => {
 describe("what a notification says", () => {
   const facts: RequestFacts = {
     id: "r-1",
-    summary: "USD 1234567.50 wire transfer to acct-9 </p><img src=x onerror=alert(1)>",
+    summary: "USD 1,234,567.50 wire transfer to acct-9 </p><img src=x onerror=alert(1)>",
     tool: "wire_transfer",
     arguments: { to: "acct-9", amount: 1234567.5, memo: "line one\r\nBcc: evil@example.com" },
     approverGroup: "treasury",
@@ -77,11 +77,6 @@ describe("what a notification says", () => {
     reviews: [],
     link: "https://cs.example/requests/r-1",
   };
-
-  it("amounts carry thousands separators and their currency", () => {
-    expect(readableAmounts("EUR 180.00 refund; USD 30000.00 and USD 1000000.5")).toBe("EUR 180.00 refund; USD 30,000.00 and USD 1,000,000.50");
-    expect(readableAmounts("order O-2289 for 3 items")).toBe("order O-2289 for 3 items");
-  });
 
   it("untrusted text is escaped in the HTML and cannot break out of the subject line", () => {
     const r = renderNotification("created", { ...facts, summary: `${facts.summary}\r\nBcc: evil@example.com` }, { name: "Tara" }, T0);

@@ -3,7 +3,8 @@
  * decided in chat (decidableInChat) and the time. Untrusted text (the summary, arguments, names, a denial's reason)
  * is escaped for Slack's mrkdwn, so it cannot make a link, a mention or a channel ping.
  */
-import { formatDeadline, readableAmounts, type RequestFacts } from "../notify/render";
+import { formatDeadline, type RequestFacts } from "../notify/render";
+import { readableAmounts } from "../tools/money";
 
 export const APPROVE_ACTION = "countersign_approve";
 export const DENY_ACTION = "countersign_deny";

@@ -9,7 +9,7 @@ import type { RequestFacts } from "../notify/render";
 const NOW = new Date("2100-11-30T10:00:00Z");
 const facts = (over: Partial<RequestFacts> = {}): RequestFacts => ({
   id: "req-1",
-  summary: "USD 30000.00 wire transfer to <@U999|boss> & <!channel>",
+  summary: "USD 30,000.00 wire transfer to <@U999|boss> & <!channel>",
   tool: "wire_transfer",
   arguments: { to: "acct-991", memo: "<https://evil.example|click here> <!here>" },
   approverGroup: "treasury",

@@ -40,7 +40,7 @@ export const wireTransfer: ToolDef<Args> = {
     return { type: "account", id: args.to, properties: { amount_cents: cents(args), currency: "USD" } };
   },
   summary(args) {
-    return `USD ${args.amount.toFixed(2)} wire transfer to ${args.to}`;
+    return `${formatMoney(cents(args), "USD")} wire transfer to ${args.to}`;
   },
   async run(args, ctx) {
     const amount = cents(args);

@@ -6,6 +6,8 @@ import { AskPanel } from "@/components/AskPanel";
 import { AutoRefresh } from "@/components/AutoRefresh";
 import { Countdown } from "@/components/Countdown";
 import { DecisionPanel } from "@/components/DecisionPanel";
+import { KeyboardShortcuts } from "@/components/KeyboardShortcuts";
+import { NextRequestLink } from "@/components/NextRequestLink";
 import { Notice } from "@/components/Notice";
 import { OutcomeBanner } from "@/components/OutcomeBanner";
 import { Field, Section } from "@/components/Section";
@@ -55,6 +57,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
   return (
     <div className="space-y-4">
       <AutoRefresh active={!req.settled} ms={3_000} />
+      {user.role === "reviewer" && <KeyboardShortcuts scope="request" requestId={req.id} />}
       <Link href={req.status === "pending" ? "/inbox" : "/history"} className="text-sm text-slate-700 underline-offset-2 hover:underline">
         ← {req.status === "pending" ? "Inbox" : "History"}
       </Link>
@@ -154,6 +157,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
               cannotAct={req.cannotAct}
               confirmation={req.confirmation}
               action={decideAction}
+              after={<NextRequestLink from={req.id} />}
               passkey={req.requirePasskey ? { registered: (await listPasskeys(user.id)).length > 0, challenge: passkeyChallengeAction } : null}
             />
           </Section>
