@@ -4,7 +4,7 @@
  * is escaped in the HTML and stripped of line breaks in the subject; nothing secret is part of a request's facts.
  */
 
-export type NotificationKind = "created" | "reminder" | "outcome";
+export type NotificationKind = "created" | "reminder" | "outcome" | "escalated";
 
 export type RequestFacts = {
   id: string;
@@ -12,6 +12,8 @@ export type RequestFacts = {
   tool: string;
   arguments: unknown;
   approverGroup: string;
+  /** The fallback group the request has escalated to, if it has. */
+  escalatedTo?: string | null;
   approvalsRequired: number;
   /** Whether each approval must be confirmed with the reviewer's passkey (so only in the browser). */
   requirePasskey: boolean;
@@ -118,6 +120,10 @@ export function renderNotification(kind: NotificationKind, r: RequestFacts, reci
     subject = `Approval needed: ${summary}`;
     lead = ask;
     action = "Review it";
+  } else if (kind === "escalated") {
+    subject = `Escalated: ${summary}`;
+    lead = `No decision came in time, so this request is now offered to ${r.escalatedTo ?? "the fallback group"} too. ${ask} ${r.approvals} of ${quorum} recorded so far.`;
+    action = "Open the request";
   } else if (kind === "reminder") {
     subject = `Reminder: ${summary} (deadline ${relativeShort(r.deadline, now)})`;
     lead = `Still waiting for a decision. ${ask} ${r.approvals} of ${quorum} recorded so far.`;
