@@ -11,6 +11,9 @@ import { reviewRequest } from "./review";
 import { escalateDue, escalateRequest } from "./escalate";
 import { eligibleReviewerIds } from "./eligibility";
 import { sweep } from "../execution/sweep";
+import { inboxPage } from "../inbox/inbox";
+import { parseInboxParams } from "../inbox/params";
+import { requestFor } from "../inbox/queries";
 import { requestIdOf, resetDb, userId } from "../../tests/support/db";
 import { HOUR, LEADS, MIN, T0, TREASURY, at, freshOrder, gatedRefund, sideEffects } from "../../tests/support/proof";
 
@@ -81,6 +84,20 @@ describe("escalation to a fallback group", () => {
     expect(await decide(requestId, TREASURY[0], at(HOUR + MIN))).toMatchObject({ ok: true, requestStatus: "approved" });
     await sweep(at(HOUR + 2 * MIN));
     expect(await sideEffects(taskId)).toBe(1);
+  });
+
+  it("the fallback group sees it in its inbox and on the request page once escalated, not before", async () => {
+    const requestId = await requestIdOf(await gatedRefund("O-2289"));
+    const tara = { id: await userId(TREASURY[0]), role: "reviewer", groups: ["treasury"] };
+    const listed = async (now: Date) => (await inboxPage(tara, parseInboxParams({}), now)).items.map((i) => [i.id, i.escalatedTo]);
+    expect(await listed(at(30 * MIN))).toEqual([]);
+    expect(await requestFor(requestId, tara, at(30 * MIN))).toBeNull();
+
+    await escalateDue(at(HOUR));
+    expect(await listed(at(HOUR + MIN))).toEqual([[requestId, "treasury"]]);
+    const page = await requestFor(requestId, tara, at(HOUR + MIN));
+    expect(page).toMatchObject({ cannotAct: null, escalation: { fallbackGroup: "treasury", escalatedAt: at(HOUR).toISOString() } });
+    expect(page!.timeline.map((e) => e.title)).toContain("No decision in time: escalated to treasury, whose reviewers may decide it too");
   });
 
   it("any denial still stands after escalation, and approvers stay distinct", async () => {

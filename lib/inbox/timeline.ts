@@ -60,7 +60,7 @@ export function describeEvent(e: Event, actorName: string): TimelineEntry {
     case "review.denied":
       return { ...base, title: `${actorName} denied${standingIn(d)}`, quote: str(d.comment), tone: "danger" };
     case "request.escalated":
-      return { ...base, title: `No decision in time: escalated to ${str(d.fallbackGroup) ?? "the fallback group"}, who may decide it too; the admins were told`, tone: "pending" };
+      return { ...base, title: `No decision in time: escalated to ${str(d.fallbackGroup) ?? "the fallback group"}, whose reviewers may decide it too`, tone: "pending" };
     case "request.approved":
       return { ...base, title: `Request approved${num(d.approvals) ? ` with ${num(d.approvals)} approval${num(d.approvals) === 1 ? "" : "s"}` : ""}${str(d.expiresAt) ? `; approval valid until ${utc(str(d.expiresAt)!)}` : ""}`, tone: "success" };
     case "request.denied":
