@@ -195,6 +195,7 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000, bulk
                         <LocalTime iso={item.createdAt} />
                       </span>
                       <span className="ml-2 text-xs text-slate-600">· {item.approverGroup}</span>
+                      {item.escalatedTo && <span className="ml-2 text-xs text-amber-900">escalated to {item.escalatedTo}</span>}
                       {item.taskStatus === "input_required" && (
                         <span className="ml-2 rounded-full bg-sky-50 px-2 py-0.5 text-xs text-sky-900 ring-1 ring-sky-600/20 ring-inset">question open</span>
                       )}

@@ -2,6 +2,7 @@
 
 import { useActionState } from "react";
 import type { SlackLinkState } from "@/app/profile/actions";
+import { ActionMessage } from "./ActionMessage";
 
 type Action = (prev: SlackLinkState, formData: FormData) => Promise<SlackLinkState>;
 type Props = { linkAction: Action; unlinkAction: Action; linkedAs: string | null; configured: boolean };
@@ -40,11 +41,7 @@ export function SlackLinkForm({ linkAction, unlinkAction, linkedAs, configured }
           {new Date(state.expiresAt).toLocaleTimeString()}. The code works once.
         </p>
       )}
-      {(state.status === "error" || state.status === "done") && (
-        <p role={state.status === "error" ? "alert" : "status"} className={state.status === "error" ? "text-red-800" : "text-emerald-800"}>
-          {state.message}
-        </p>
-      )}
+      <ActionMessage state={state} />
     </section>
   );
 }

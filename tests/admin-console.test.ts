@@ -35,18 +35,28 @@ const person = (id: string, groups: string[], extra: Partial<Person> = {}): Pers
 
 describe("whom a pending request waits on", () => {
   const r = { approverGroup: "treasury", approvalsRequired: 2, requesterUserId: "req" };
-  const people = [person("tara", ["treasury"]), person("theo", ["treasury"]), person("lena", ["support-leads"]), person("req", ["treasury"]), person("gone", ["treasury"], { active: false }), person("ada", ["treasury"], { role: "admin" })];
+  const people = [person("tara", ["treasury"]), person("theo", ["treasury"]), person("lena", ["support-leads"]), person("req", ["treasury"])];
+  // Who may review is the eligibility rule's answer (lib/approvals/eligibility.ts, judged in SQL); here, its result.
+  const eligible = new Set(["tara", "theo", "lena"]);
 
-  it("its group, the approvals still needed, and the eligible people: never the requester, an inactive user, an admin or one who reviewed", () => {
-    expect(waitingOn(r, [], people)).toEqual({ approverGroup: "treasury", stillNeeded: 2, eligible: [{ id: "tara", name: "TARA", email: "tara@x.test" }, { id: "theo", name: "THEO", email: "theo@x.test" }], stuck: false });
-    const after = waitingOn(r, [{ reviewerId: "tara", decision: "approve" }], people);
+  it("its group, the approvals still needed, and the people the eligibility rule admits who have not reviewed it", () => {
+    expect(waitingOn(r, [], people, eligible)).toEqual({
+      approverGroup: "treasury",
+      offeredTo: ["treasury"],
+      stillNeeded: 2,
+      eligible: [{ id: "lena", name: "LENA", email: "lena@x.test" }, { id: "tara", name: "TARA", email: "tara@x.test" }, { id: "theo", name: "THEO", email: "theo@x.test" }],
+      stuck: false,
+    });
+    const after = waitingOn(r, [{ reviewerId: "tara", decision: "approve" }], people, eligible);
     expect(after.stillNeeded).toBe(1);
-    expect(after.eligible.map((p) => p.id)).toEqual(["theo"]);
+    expect(after.eligible.map((p) => p.id)).toEqual(["lena", "theo"]);
+    // Escalated: offered to the fallback group too.
+    expect(waitingOn({ ...r, fallbackGroup: "sre", escalatedAt: new Date() }, [], people, eligible).offeredTo).toEqual(["treasury", "sre"]);
   });
 
   it("says when fewer people may approve than approvals are still needed", () => {
-    expect(waitingOn(r, [], people.filter((p) => p.id !== "theo")).stuck).toBe(true);
-    expect(waitingOn({ ...r, approvalsRequired: 1 }, [], people.filter((p) => p.id !== "theo")).stuck).toBe(false);
+    expect(waitingOn(r, [], people, new Set(["tara"])).stuck).toBe(true);
+    expect(waitingOn({ ...r, approvalsRequired: 1 }, [], people, new Set(["tara"])).stuck).toBe(false);
   });
 });
 

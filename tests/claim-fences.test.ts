@@ -129,7 +129,7 @@ describe("the claim is the enforcement point: every validity check holds at the 
     const requestId = await requestIdOf(taskId);
     await db().review.create({ data: { requestId, reviewerId: tara, decision: "approve", createdAt: at(MIN) } });
     await approveOnly(taskId, TREASURY[1], at(MIN));
-    expect(await eligibleApproverIds(requestId, "treasury", tara)).toEqual([theo]);
+    expect(await eligibleApproverIds(requestId, { approverGroup: "treasury", requesterUserId: tara }, at(MIN))).toEqual([theo]);
     expect((await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } })).status).toBe("pending");
 
     await db().task.update({ where: { id: taskId }, data: { approvalExpiresAt: at(HOUR) } });

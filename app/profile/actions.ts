@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { PublicKeyCredentialCreationOptionsJSON } from "@simplewebauthn/server";
 import { authorizeAction, REVIEW_ROLES } from "@/lib/auth/session";
 import { setEmailNotifications } from "@/lib/notify/preferences";
+import { createDelegation, endDelegation } from "@/lib/approvals/delegation";
 import { issueSlackLinkCode, unlinkSlackAccount } from "@/lib/slack/link";
 import { beginPasskeyRegistration, finishPasskeyRegistration, removePasskey } from "@/lib/passkeys/registration";
 import { relyingParty } from "@/lib/passkeys/relying-party";
@@ -90,5 +91,38 @@ export async function removePasskeyAction(formData: FormData): Promise<void> {
   const id = z.string().min(1).max(1000).safeParse(formData.get("passkeyId"));
   if (!id.success) return;
   await removePasskey(who.user.id, id.data, new Date());
+  revalidatePath("/profile");
+}
+
+export type DelegationState = { status: "idle" } | { status: "error"; message: string } | { status: "done"; message: string };
+
+const delegationSchema = z.object({
+  delegateId: z.string().min(1, "Choose whom to delegate to.").max(100),
+  startsAt: z.string().datetime({ message: "Give the start as a date and time." }),
+  endsAt: z.string().datetime({ message: "Give the end as a date and time." }),
+});
+
+/** A reviewer delegates to another reviewer of their groups for a period (out of office); checked and audited in lib. */
+export async function createDelegationAction(_prev: DelegationState, formData: FormData): Promise<DelegationState> {
+  const who = await authorizeAction(["reviewer"]);
+  if (!who.ok) return { status: "error", message: who.error };
+  const parsed = delegationSchema.safeParse({ delegateId: formData.get("delegateId"), startsAt: formData.get("startsAt"), endsAt: formData.get("endsAt") });
+  if (!parsed.success) return { status: "error", message: parsed.error.issues[0]?.message ?? "The delegation is incomplete." };
+  const res = await createDelegation(
+    { delegatorId: who.user.id, delegateId: parsed.data.delegateId, startsAt: new Date(parsed.data.startsAt), endsAt: new Date(parsed.data.endsAt) },
+    new Date(),
+  );
+  if (!res.ok) return { status: "error", message: res.error };
+  revalidatePath("/profile");
+  return { status: "done", message: "Your delegation is saved." };
+}
+
+/** The delegator ends one of their delegations now; audited. */
+export async function endDelegationAction(formData: FormData): Promise<void> {
+  const who = await authorizeAction(["reviewer"]);
+  if (!who.ok) return;
+  const id = z.string().min(1).max(100).safeParse(formData.get("id"));
+  if (!id.success) return;
+  await endDelegation(id.data, who.user.id, new Date());
   revalidatePath("/profile");
 }

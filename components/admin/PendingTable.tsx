@@ -42,7 +42,8 @@ export function PendingTable({ items }: { items: PendingItem[] }) {
                 <span className="block text-xs text-slate-600">via {r.agentName}</span>
               </td>
               <td className="px-3 py-2 text-slate-800" data-testid="waits-on">
-                <span className="font-medium">{r.approverGroup}</span>
+                <span className="font-medium">{r.offeredTo.join(" or ")}</span>
+                {r.offeredTo.length > 1 && <span className="block text-xs text-slate-600">escalated to {r.offeredTo.slice(1).join(", ")}</span>}
                 <span className="block text-xs text-slate-700">
                   {r.stillNeeded} more approval{r.stillNeeded === 1 ? "" : "s"} needed ({r.approvals} of {r.approvalsRequired} given)
                 </span>

@@ -48,6 +48,8 @@ function toDraft(r: EditableRule): Draft {
     reason: r.reason,
     requireJustification: r.requireJustification,
     requirePasskey: r.requirePasskey ?? false,
+    escalateAfterSec: r.escalateAfterSec ? String(r.escalateAfterSec) : "",
+    fallbackGroup: r.fallbackGroup ?? "",
     active: r.active,
   };
 }
@@ -228,6 +230,12 @@ export function RuleEditor({
           </Input>
           <Input id={id("approvalValiditySec")} label="Approval validity (seconds)" error={err.approvalValiditySec} hint={human(draft.approvalValiditySec)}>
             {(p) => <input {...p} name="approvalValiditySec" type="number" min={0} value={draft.approvalValiditySec} onChange={set("approvalValiditySec")} className={inputClass} />}
+          </Input>
+          <Input id={id("escalateAfterSec")} label="Escalate after (seconds, optional)" error={err.escalateAfterSec} hint={human(draft.escalateAfterSec) || "Without a decision by then, the fallback group may decide too"}>
+            {(p) => <input {...p} name="escalateAfterSec" type="number" min={60} value={draft.escalateAfterSec} onChange={set("escalateAfterSec")} className={inputClass} />}
+          </Input>
+          <Input id={id("fallbackGroup")} label="Fallback group (optional)" error={err.fallbackGroup} hint="Offered the request after the escalation time; the admins are told">
+            {(p) => <input {...p} name="fallbackGroup" list={id("groups")} value={draft.fallbackGroup} onChange={set("fallbackGroup")} className={inputClass} />}
           </Input>
         </div>
         <Input

@@ -3,7 +3,7 @@
  * (its approver group, how many approvals are still needed, and the people who may give them). Read-only; the
  * caller checks the admin role.
  */
-import { isEligibleReviewer } from "../approvals/eligibility";
+import { eligibleReviewerIds, offeredGroups, type Offer } from "../approvals/eligibility";
 import { db } from "../db/client";
 import { readBody, summaryOf } from "../inbox/body";
 import type { RequestListItem } from "../inbox/inbox";
@@ -13,6 +13,8 @@ export type Person = { id: string; name: string; email: string; role: string; gr
 
 export type WaitingOn = {
   approverGroup: string;
+  /** Every group the request is offered to now: its approver group, and its fallback group once escalated. */
+  offeredTo: string[];
   /** Approvals still needed before the call may run (never below 0). */
   stillNeeded: number;
   /** Who may give them now: eligible reviewers of the group who are not the requester and have not reviewed it. */
@@ -22,22 +24,24 @@ export type WaitingOn = {
 };
 
 /**
- * Whom one pending request waits on. `reviewerIds` are the people who already reviewed it (an approval counts
- * towards the quorum; a reviewer never reviews twice), `approvals` the approvals given so far.
+ * Whom one pending request waits on. `eligibleIds` are the people the eligibility rule (lib/approvals/eligibility.ts:
+ * groups, escalation, delegations, never the requester) admits now; `reviews` those who already reviewed it (an
+ * approval counts towards the quorum; a reviewer never reviews twice).
  */
 export function waitingOn(
-  r: { approverGroup: string; approvalsRequired: number; requesterUserId: string },
+  r: Offer & { approvalsRequired: number },
   reviews: { reviewerId: string; decision: string }[],
   people: Person[],
+  eligibleIds: ReadonlySet<string>,
 ): WaitingOn {
   const approvals = reviews.filter((v) => v.decision === "approve").length;
   const reviewed = new Set(reviews.map((v) => v.reviewerId));
   const eligible = people
-    .filter((p) => !reviewed.has(p.id) && isEligibleReviewer(p, r.approverGroup, r.requesterUserId))
+    .filter((p) => !reviewed.has(p.id) && eligibleIds.has(p.id))
     .map((p) => ({ id: p.id, name: p.name, email: p.email }))
     .sort((a, b) => a.name.localeCompare(b.name));
   const stillNeeded = Math.max(r.approvalsRequired - approvals, 0);
-  return { approverGroup: r.approverGroup, stillNeeded, eligible, stuck: eligible.length < stillNeeded };
+  return { approverGroup: r.approverGroup, offeredTo: offeredGroups(r), stillNeeded, eligible, stuck: eligible.length < stillNeeded };
 }
 
 export type PendingRow = RequestListItem & {
@@ -59,7 +63,7 @@ export async function pendingAcrossGroups(now: Date, limit = PENDING_LIMIT): Pro
     orderBy: [{ deadline: "asc" }, { id: "asc" }],
     take: limit + 1,
     select: {
-      id: true, taskId: true, body: true, approverGroup: true, approvalsRequired: true, requesterUserId: true, createdAt: true, deadline: true,
+      id: true, taskId: true, body: true, approverGroup: true, fallbackGroup: true, escalatedAt: true, approvalsRequired: true, requesterUserId: true, createdAt: true, deadline: true,
       reviews: { select: { reviewerId: true, decision: true } },
     },
   });
@@ -68,12 +72,14 @@ export async function pendingAcrossGroups(now: Date, limit = PENDING_LIMIT): Pro
     db().user.findMany({ where: { active: true, role: "reviewer" }, select: { id: true, name: true, email: true, role: true, groups: true, active: true } }),
   ]);
   const taskOf = new Map(tasks.map((t) => [t.id, t]));
-  const rows = requests
-    .filter((r) => {
-      const t = taskOf.get(r.taskId);
-      return t && t.handle === r.id && ["working", "input_required"].includes(t.status) && PRE_CLAIM_PHASES.includes(t.phase);
-    })
-    .map((r) => {
+  const waiting = requests.filter((r) => {
+    const t = taskOf.get(r.taskId);
+    return t && t.handle === r.id && ["working", "input_required"].includes(t.status) && PRE_CLAIM_PHASES.includes(t.phase);
+  });
+  // The rule itself judges who may review each request now (one indexed query per listed request, at most PENDING_LIMIT).
+  const eligible = await Promise.all(waiting.map(async (r) => new Set(await eligibleReviewerIds(r, now))));
+  const rows = waiting
+    .map((r, i) => {
       const body = readBody(r.body);
       return {
         id: r.id,
@@ -88,7 +94,7 @@ export async function pendingAcrossGroups(now: Date, limit = PENDING_LIMIT): Pro
         createdAt: r.createdAt,
         deadline: r.deadline,
         questionOpen: taskOf.get(r.taskId)?.status === "input_required",
-        waitingOn: waitingOn(r, r.reviews, people),
+        waitingOn: waitingOn(r, r.reviews, people, eligible[i]),
       };
     });
   return { rows: rows.slice(0, limit), more: requests.length > limit };

@@ -3,7 +3,8 @@ import { digest } from "../canonical";
 import { db, Prisma } from "../db/client";
 import { appendAudit, type Tx } from "../audit/append";
 import { IdempotencyConflict, type ApprovalBackend, type BackendStatus, type SubmissionBody, type Submitted } from "./backend";
-import { ELIGIBLE_REVIEWERS_OF_REQUEST, eligibleApproverIds } from "./eligibility";
+import { eligibleApproverIds, eligibleReviewersOfRequest } from "./eligibility";
+import { escalationOf } from "./escalate";
 import { enqueueNotifications } from "../notify/outbox";
 
 function isUniqueViolation(e: unknown): boolean {
@@ -15,6 +16,8 @@ type StatusRow = {
   status: string;
   deadline: Date;
   approverGroup: string;
+  fallbackGroup: string | null;
+  escalatedAt: Date | null;
   requesterUserId: string;
   approvalsRequired: number;
   approvedAt: Date | null;
@@ -24,10 +27,11 @@ type StatusRow = {
 };
 
 /** A request's state and, while it is pending, its eligible reviewers, in one statement. */
-async function statusRow(handle: string): Promise<StatusRow | null> {
+async function statusRow(handle: string, now: Date): Promise<StatusRow | null> {
   const rows = await db().$queryRaw<StatusRow[]>`
-    SELECT r.id, r.status, r.deadline, r."approverGroup", r."requesterUserId", r."approvalsRequired", r."approvedAt", r."approvalExpiresAt",
-      CASE WHEN r.status = 'pending' THEN ${ELIGIBLE_REVIEWERS_OF_REQUEST} END AS eligible
+    SELECT r.id, r.status, r.deadline, r."approverGroup", r."fallbackGroup", r."escalatedAt", r."requesterUserId", r."approvalsRequired",
+      r."approvedAt", r."approvalExpiresAt",
+      CASE WHEN r.status = 'pending' THEN ${eligibleReviewersOfRequest(now)} END AS eligible
     FROM "ApprovalRequest" r WHERE r.id = ${handle}`;
   return rows[0] ?? null;
 }
@@ -47,6 +51,7 @@ async function insertRequest(tx: Tx, key: string, bodyDigest: string, body: Subm
       deadline,
       approvalValiditySec: body.requirements.approvalValiditySec,
       requirePasskey: body.requirements.requirePasskey ?? false,
+      ...escalationOf(body.requirements, now),
       createdAt: now,
     },
     select: { id: true, deadline: true, approverGroup: true, approvalsRequired: true },
@@ -99,22 +104,23 @@ export const inboxBackend: ApprovalBackend = {
 
   async status(handle, now): Promise<BackendStatus> {
     // Not the body: the status never depends on the sealed call details (lib/db/sealed.ts).
-    let req = await statusRow(handle);
+    let req = await statusRow(handle, now);
     if (!req) return { state: "failed", deadline: now, note: "The approval request is unknown to the backend." };
     if (req.status === "pending" && req.deadline.getTime() <= now.getTime()) {
       await db().$transaction(async (tx) => {
         const n = await tx.approvalRequest.updateMany({ where: { id: handle, status: "pending" }, data: { status: "expired", decidedAt: now } });
         if (n.count === 1) await enqueueNotifications(tx, handle, "outcome", now);
       });
-      req = (await statusRow(handle))!;
+      req = (await statusRow(handle, now))!;
     }
     const state = req.status as BackendStatus["state"];
     if (state === "approved") {
-      const approverIds = await eligibleApproverIds(req.id, req.approverGroup, req.requesterUserId);
+      const approverIds = await eligibleApproverIds(req.id, req, now);
+      const escalatedTo = req.escalatedAt ? req.fallbackGroup : null;
       return {
         state,
         deadline: req.deadline,
-        approval: { approverGroup: req.approverGroup, approverIds, approvedAt: req.approvedAt!, expiresAt: req.approvalExpiresAt! },
+        approval: { approverGroup: req.approverGroup, approverIds, ...(escalatedTo ? { escalatedTo } : {}), approvedAt: req.approvedAt!, expiresAt: req.approvalExpiresAt! },
       };
     }
     if (state === "pending") {

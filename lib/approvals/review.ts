@@ -9,7 +9,7 @@
  */
 import { db, Prisma } from "../db/client";
 import { appendAudit, type Tx } from "../audit/append";
-import { eligibleApproverIds, isEligibleReviewer } from "./eligibility";
+import { eligibleApproverIds, isEligibleReviewer, offeredGroupsWords, standingInFor } from "./eligibility";
 import { enqueueNotifications } from "../notify/outbox";
 import { isDatabaseUnavailable } from "../db/unavailable";
 import { observeTimeToDecision } from "../metrics";
@@ -33,6 +33,8 @@ type LockedRequest = {
   taskId: string;
   requesterUserId: string;
   approverGroup: string;
+  fallbackGroup: string | null;
+  escalatedAt: Date | null;
   approvalsRequired: number;
   status: string;
   deadline: Date;
@@ -54,13 +56,13 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
     let createdAt: Date | undefined;
     const result = await db().$transaction(async (tx): Promise<ReviewResult> => {
       const [req] = await tx.$queryRaw<LockedRequest[]>`
-        SELECT id, "taskId", "requesterUserId", "approverGroup", "approvalsRequired", status, deadline, "approvalValiditySec", "requirePasskey", "createdAt"
+        SELECT id, "taskId", "requesterUserId", "approverGroup", "fallbackGroup", "escalatedAt", "approvalsRequired", status, deadline, "approvalValiditySec", "requirePasskey", "createdAt"
         FROM "ApprovalRequest" WHERE id = ${input.requestId}
         FOR UPDATE`;
       if (!req) throw new Refused("No such request.");
       if (reviewer.id === req.requesterUserId) throw new Refused("You cannot review your own request.");
-      if (!isEligibleReviewer(reviewer, req.approverGroup, req.requesterUserId)) {
-        throw new Refused(`Only active ${req.approverGroup} reviewers can review this request.`);
+      if (!(await isEligibleReviewer(reviewer.id, req, now, tx))) {
+        throw new Refused(`Only active ${offeredGroupsWords(req)} reviewers can review this request.`);
       }
       if (req.status !== "pending") throw new Refused(`This request is already ${req.status}.`);
       if (req.deadline.getTime() <= now.getTime()) throw new Refused("This request has expired.");
@@ -78,12 +80,14 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
         }
       }
       await tx.review.create({ data: { requestId: req.id, reviewerId: reviewer.id, decision: input.decision, comment, createdAt: now } });
+      // A delegate reviews as themselves; the trail also names whom they stand in for.
+      const standingIn = await standingInFor(reviewer.id, req, now, tx);
       await appendAudit(tx, {
         type: input.decision === "approve" ? "review.approved" : "review.denied",
         actor: `user:${reviewer.id}`,
         taskId: req.taskId,
         requestId: req.id,
-        data: { reviewer: reviewer.email, comment, ...(passkey ? { passkey } : {}) },
+        data: { reviewer: reviewer.email, comment, ...(passkey ? { passkey } : {}), ...(standingIn.length ? { standingInFor: standingIn } : {}) },
         at: now,
       });
       createdAt = req.createdAt;
@@ -132,7 +136,7 @@ export async function settleRequest(tx: Tx, req: LockedRequest, actor: string, n
     }
     return res.count === 1 ? "denied" : req.status;
   }
-  const approvers = await eligibleApproverIds(req.id, req.approverGroup, req.requesterUserId, tx);
+  const approvers = await eligibleApproverIds(req.id, req, now, tx);
   if (approvers.length < req.approvalsRequired) return "pending";
   const expiresAt = new Date(now.getTime() + req.approvalValiditySec * 1000);
   const n = await tx.$executeRaw`

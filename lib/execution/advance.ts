@@ -126,7 +126,13 @@ async function onApproved(t: Task, approval: ApprovalInput, now: Date): Promise<
   switch (re.next) {
     case "allow": {
       const req = re.decision.requirements;
-      await execute(t, now, req && { approverGroup: req.approverGroup, approverIds: approval.approverIds, approvalsRequired: req.approvalsRequired, requesterUserId: t.principalUserId });
+      await execute(t, now, req && {
+        approverGroup: req.approverGroup,
+        escalatedTo: approval.escalatedTo ?? null,
+        approverIds: approval.approverIds,
+        approvalsRequired: req.approvalsRequired,
+        requesterUserId: t.principalUserId,
+      });
       return;
     }
     case "retry":

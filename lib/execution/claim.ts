@@ -12,7 +12,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { db, Prisma } from "../db/client";
-import { appendAudit } from "../audit/append";
+import { appendAudit, type Tx } from "../audit/append";
 import { lockEligibleApprovers } from "../approvals/eligibility";
 import { config } from "../config";
 import { countClaimLost } from "../metrics";
@@ -34,6 +34,12 @@ export function claimInstant(now: Date): Prisma.Sql {
   return Prisma.sql`GREATEST(${now}::timestamp, (clock_timestamp() AT TIME ZONE 'UTC'))`;
 }
 
+/** The instant of the claim as a time: the later of `now` and the database's clock. */
+async function claimTime(tx: Tx, now: Date): Promise<Date> {
+  const [row] = await tx.$queryRaw<{ at: Date }[]>`SELECT ${claimInstant(now)} AS at`;
+  return new Date(row.at);
+}
+
 /** Whether the task's approval has expired by the claim's clock (why a claim was refused). */
 export async function approvalExpiredAtClaim(taskId: string, now: Date): Promise<boolean> {
   const rows = await db().$queryRaw<{ expired: boolean }[]>`
@@ -46,7 +52,14 @@ export async function approvalExpiredAtClaim(taskId: string, now: Date): Promise
  * count. Their user rows are read FOR SHARE, so a concurrent deactivation or group change waits until the claim
  * has committed (and then no longer matters: authorization was enforced at the claim).
  */
-export type ClaimApproval = { approverGroup: string; approverIds: string[]; approvalsRequired: number; requesterUserId: string };
+export type ClaimApproval = {
+  approverGroup: string;
+  /** The fallback group the request had escalated to (its members' approvals count too). */
+  escalatedTo?: string | null;
+  approverIds: string[];
+  approvalsRequired: number;
+  requesterUserId: string;
+};
 
 export async function claim(taskId: string, generation: number, now: Date, approval?: ClaimApproval): Promise<string | null> {
   const token = `${BOOT}:${randomUUID()}`;
@@ -54,7 +67,10 @@ export async function claim(taskId: string, generation: number, now: Date, appro
   const retain = new Date(deadline.getTime() + config.resultRetentionMs);
   const won = await db().$transaction(async (tx) => {
     if (approval) {
-      const eligible = await lockEligibleApprovers(tx, approval.approverIds, approval.approverGroup, approval.requesterUserId);
+      // Eligibility at the claim's own time: a delegation that has ended by now no longer counts.
+      const at = await claimTime(tx, now);
+      const offer = { approverGroup: approval.approverGroup, fallbackGroup: approval.escalatedTo, escalatedAt: approval.escalatedTo ? at : null, requesterUserId: approval.requesterUserId };
+      const eligible = await lockEligibleApprovers(tx, approval.approverIds, offer, at);
       if (eligible.length < approval.approvalsRequired) return null;
     }
     const n = await tx.$executeRaw`

@@ -15,6 +15,7 @@ import { purgeExpiredTasks } from "../tasks/retention";
 import { deliverDue } from "../webhooks/deliver";
 import { deliverNotifications, type NotifyReport } from "../notify/deliver";
 import { enqueueDueReminders } from "../notify/reminders";
+import { escalateDue } from "../approvals/escalate";
 import { rediscoverDue, type RediscoveryReport } from "../gateway/rediscover";
 import { refreshStatistics } from "../db/statistics";
 import { sweepFailed, sweepSucceeded } from "../metrics";
@@ -28,6 +29,8 @@ export type SweepReport = {
   /** Policy-history records past their retention, deleted this sweep (bounded). */
   historyPurged: number;
   webhooks: { delivered: number; retried: number; failed: number };
+  /** Pending requests this sweep offered to their fallback group (lib/approvals/escalate.ts). */
+  escalated: number;
   /** Reminders written to the notification outbox this sweep, and what the outbox delivered. */
   reminders: number;
   notifications: NotifyReport;
@@ -73,6 +76,7 @@ async function sweepPass(now: Date, opts: SweepOptions): Promise<SweepReport> {
   for (const t of due) await advanceTask(t.id, now);
   const r = await reconcileIntents(now, opts.intentMinAgeMs);
   const webhooks = await deliverDue(now);
+  const escalated = await escalateDue(now, batch);
   const reminders = await enqueueDueReminders(now);
   const notifications = await deliverNotifications(now);
   await pruneRequestStates(now);
@@ -82,7 +86,7 @@ async function sweepPass(now: Date, opts: SweepOptions): Promise<SweepReport> {
   await purgeEndedSessions(now);
   const rediscovery = await rediscoverDue(now, { everyMs: opts.rediscoverEveryMs });
   const analyzed = await refreshStatistics(db(), now, opts.analyzeEveryMs);
-  return { advanced: due.length, ...r, purged, historyPurged, webhooks, reminders, notifications, rediscovery, analyzed };
+  return { advanced: due.length, ...r, purged, historyPurged, webhooks, escalated, reminders, notifications, rediscovery, analyzed };
 }
 
 /**

@@ -1,5 +1,6 @@
 /**
- * The reviewer's inbox: pending approval requests this reviewer may act on now — addressed to one of their groups,
+ * The reviewer's inbox: pending approval requests this reviewer may act on now — addressed to one of their groups
+ * (their own, those an active delegation lends them, and a group a request has escalated to as its fallback),
  * not their own, not already reviewed by them, before the deadline, and still the request its task waits on.
  * Filters (tool, group, status), search, two sorts (newest first, soonest-expiring first) and keyset pagination,
  * so a page costs the same on page 1 and page 400, with 100,000 tasks in the database.
@@ -16,6 +17,7 @@ import type { InboxParams } from "./params";
 import { containsPattern } from "./search";
 import { approvableInBulk } from "./bulk";
 import { listSummary } from "./body";
+import { withDelegatedGroups } from "@/lib/approvals/delegation";
 
 export type Viewer = { id: string; role: string; groups: string[] };
 
@@ -37,6 +39,8 @@ export type RequestListItem = {
 };
 
 export type InboxItem = RequestListItem & {
+  /** The fallback group the request has escalated to (it is offered to that group too), if it has. */
+  escalatedTo: string | null;
   /** working, or input_required while a question to the requester is open. */
   taskStatus: string;
   createdAt: string;
@@ -67,6 +71,8 @@ type Row = {
   requesterName: string | null;
   agentName: string | null;
   approverGroup: string;
+  fallbackGroup: string | null;
+  escalatedAt: Date | null;
   approvalsRequired: number;
   requirePasskey: boolean;
   argumentsDigest: string | null;
@@ -139,18 +145,21 @@ export function inboxQuery(viewer: Viewer, p: InboxParams, now: Date, size = INB
   const keyset = cursor ? [Prisma.sql`(r.${col}, r.id) ${cmp} (${cursor.at}, ${cursor.id})`] : [];
   const common = [...requestFilters(viewer, p, now), ...keyset];
   const groups = groupsOf(viewer, p);
-  const branches = (groups.length ? groups : ["-"]).map(
-    (g) => Prisma.sql`(
-      SELECT r.id, r."taskId", r.body, r."approverGroup", r."approvalsRequired", r."requirePasskey", r."createdAt", r.deadline
+  const branch = (where: Prisma.Sql) => Prisma.sql`(
+      SELECT r.id, r."taskId", r.body, r."approverGroup", r."fallbackGroup", r."escalatedAt", r."approvalsRequired", r."requirePasskey", r."createdAt", r.deadline
       FROM "ApprovalRequest" r
-      WHERE r."approverGroup" = ${g} AND ${Prisma.join(common, " AND ")}
+      WHERE ${where} AND ${Prisma.join(common, " AND ")}
       ORDER BY r.${col} ${dir}, r.id ${dir}
-      LIMIT ${size + 1})`,
-  );
+      LIMIT ${size + 1})`;
+  const branches = (groups.length ? groups : ["-"]).flatMap((g) => [
+    branch(Prisma.sql`r."approverGroup" = ${g}`),
+    // Escalated to this group, and not addressed to one of the viewer's groups (listed by that group's branch).
+    branch(Prisma.sql`r."fallbackGroup" = ${g} AND r."escalatedAt" IS NOT NULL AND r."approverGroup" <> ALL(${groups}::text[])`),
+  ]);
   return Prisma.sql`
     SELECT u.id, u."taskId", u.body->>'tool' AS tool, u.body->>'summary' AS summary,
       u.body->'requester'->>'userName' AS "requesterName", u.body->'requester'->>'agentName' AS "agentName",
-      u."approverGroup", u."approvalsRequired", u."requirePasskey", u.body->>'argumentsDigest' AS "argumentsDigest", u."createdAt", u.deadline,
+      u."approverGroup", u."fallbackGroup", u."escalatedAt", u."approvalsRequired", u."requirePasskey", u.body->>'argumentsDigest' AS "argumentsDigest", u."createdAt", u.deadline,
       t.status AS "taskStatus", (t.handle = u.id) AS "taskWaits",
       (SELECT count(*)::int FROM "Review" v WHERE v."requestId" = u.id AND v.decision = 'approve') AS approvals
     FROM (${Prisma.join(branches, " UNION ALL ")}) u
@@ -163,7 +172,8 @@ export function inboxCountQuery(viewer: Viewer, p: InboxParams, now: Date): Pris
   return Prisma.sql`
     SELECT count(*)::int AS n FROM (
       SELECT 1 FROM "ApprovalRequest" r
-      WHERE r."approverGroup" = ANY(${groupsOf(viewer, p)}::text[]) AND ${Prisma.join(requestFilters(viewer, p, now), " AND ")}
+      WHERE (r."approverGroup" = ANY(${groupsOf(viewer, p)}::text[]) OR (r."escalatedAt" IS NOT NULL AND r."fallbackGroup" = ANY(${groupsOf(viewer, p)}::text[])))
+        AND ${Prisma.join(requestFilters(viewer, p, now), " AND ")}
       LIMIT ${COUNT_CAP + 1}
     ) capped`;
 }
@@ -177,6 +187,7 @@ function toItem(r: Row): InboxItem {
     requesterName: r.requesterName ?? "unknown user",
     agentName: r.agentName ?? "unknown agent",
     approverGroup: r.approverGroup,
+    escalatedTo: r.escalatedAt ? r.fallbackGroup : null,
     approvals: r.approvals,
     approvalsRequired: r.approvalsRequired,
     taskStatus: r.taskStatus ?? "unknown",
@@ -188,7 +199,8 @@ function toItem(r: Row): InboxItem {
 }
 
 /** One page of the inbox for `viewer`, as the page and /api/inbox show it. */
-export async function inboxPage(viewer: Viewer, p: InboxParams, now: Date, size = INBOX_PAGE_SIZE): Promise<InboxPage> {
+export async function inboxPage(signedIn: Viewer, p: InboxParams, now: Date, size = INBOX_PAGE_SIZE): Promise<InboxPage> {
+  const viewer = await withDelegatedGroups(signedIn, now);
   const empty: InboxPage = { now: now.toISOString(), items: [], next: null, prev: null, total: 0, totalCapped: false };
   if (!hasInbox(viewer)) return empty;
   if (p.group && !viewer.groups.includes(p.group)) return empty;

@@ -4,7 +4,8 @@
  * task's timeline from the audit trail. Read-only; every decision goes through `lib/tasks/decide.ts`, which
  * enforces the four-eyes rules. `whyCannotAct` only decides whether the page offers the buttons, and mirrors them.
  */
-import { isEligibleReviewer } from "@/lib/approvals/eligibility";
+import { isEligibleReviewer, offeredGroups, offeredGroupsWords, type Offer } from "@/lib/approvals/eligibility";
+import { withDelegatedGroups } from "@/lib/approvals/delegation";
 import { canonicalJson, digest } from "@/lib/canonical";
 import { db } from "@/lib/db/client";
 import { splitQualifiedName, upstreamStanding } from "@/lib/gateway/names";
@@ -71,6 +72,8 @@ export type RequestView = {
   /** The rule version the task is (or was) decided under (differs from the request's after a re-approval). */
   taskRule: { ruleKey: string; version: number } | null;
   approverGroup: string;
+  /** Escalation as the request's rule stated it: when, to whom, and when it happened (null: the rule does not escalate). */
+  escalation: { fallbackGroup: string; escalateAt: string; escalatedAt: string | null } | null;
   approvals: number;
   approvalsRequired: number;
   /** Each approval must be confirmed with the reviewer's passkey. */
@@ -109,18 +112,20 @@ export type RequestView = {
 };
 
 export function whyCannotAct(
-  r: { status: string; approverGroup: string; requesterUserId: string; deadline: Date },
+  r: Offer & { status: string; deadline: Date },
   reviewerIds: string[],
   viewer: Viewer,
   now: Date,
+  /** Whether the viewer is an eligible reviewer of it now (lib/approvals/eligibility.ts). */
+  eligible: boolean,
 ): string | null {
   if (r.status !== "pending") return "This request has already been decided.";
   if (r.deadline.getTime() <= now.getTime()) return "The deadline for this request has passed.";
   if (r.requesterUserId === viewer.id) return "You asked for this call, so someone else must approve it.";
   if (reviewerIds.includes(viewer.id)) return "You have already reviewed this request; another approver must decide.";
   if (viewer.role === "admin") return "Admins can read requests but do not review them.";
-  if (!isEligibleReviewer({ ...viewer, active: true }, r.approverGroup, r.requesterUserId)) {
-    return `Only ${r.approverGroup} reviewers may decide this request.`;
+  if (!eligible) {
+    return `Only ${offeredGroupsWords(r)} reviewers may decide this request.`;
   }
   return null;
 }
@@ -140,20 +145,24 @@ function answerText(answer: unknown): { text: string | null; action: string | nu
   return { text: action === "decline" ? "(declined to answer)" : action === "cancel" ? "(cancelled)" : null, action };
 }
 
-/** Whether a viewer may see a request at all: admins all; reviewers those addressed to one of their groups. */
-export function maySee(viewer: Viewer, approverGroup: string): boolean {
-  return viewer.role === "admin" || (viewer.role === "reviewer" && viewer.groups.includes(approverGroup));
+/**
+ * Whether a viewer may see a request at all: admins all; reviewers those offered to one of their groups (its
+ * fallback group too once escalated; the groups a delegation lends them, see withDelegatedGroups).
+ */
+export function maySee(viewer: Viewer, r: Offer): boolean {
+  return viewer.role === "admin" || (viewer.role === "reviewer" && offeredGroups(r).some((g) => viewer.groups.includes(g)));
 }
 
 /**
  * One request as this viewer sees it, or null when it does not exist or this viewer may not see it.
  */
-export async function requestFor(id: string, viewer: Viewer, now: Date): Promise<RequestView | null> {
+export async function requestFor(id: string, signedIn: Viewer, now: Date): Promise<RequestView | null> {
+  const viewer = await withDelegatedGroups(signedIn, now);
   const r = await db().approvalRequest.findUnique({
     where: { id },
     include: { reviews: { orderBy: { createdAt: "asc" }, include: { reviewer: { select: { name: true } } } } },
   });
-  if (!r || !maySee(viewer, r.approverGroup)) return null;
+  if (!r || !maySee(viewer, r)) return null;
   const body = readBody(r.body);
   const [task, clarifications, timeline, ruleRow, standing] = await Promise.all([
     db().task.findUnique({
@@ -185,7 +194,7 @@ export async function requestFor(id: string, viewer: Viewer, now: Date): Promise
   const approvals = r.reviews.filter((v) => v.decision === "approve").length;
   const tool = body.tool ?? "unknown";
   const resultText = resultTextOf(task?.result);
-  const cannotAct = whyCannotAct(r, r.reviews.map((v) => v.reviewerId), viewer, now);
+  const cannotAct = whyCannotAct(r, r.reviews.map((v) => v.reviewerId), viewer, now, await isEligibleReviewer(viewer.id, r, now));
   const waitsOnThis = task?.handle === r.id;
   const settled =
     !task ||
@@ -232,6 +241,10 @@ export async function requestFor(id: string, viewer: Viewer, now: Date): Promise
       : null,
     taskRule: task ? { ruleKey: task.policyRuleKey, version: task.policyVersion } : null,
     approverGroup: r.approverGroup,
+    escalation:
+      r.fallbackGroup && r.escalateAt
+        ? { fallbackGroup: r.fallbackGroup, escalateAt: r.escalateAt.toISOString(), escalatedAt: r.escalatedAt?.toISOString() ?? null }
+        : null,
     approvals,
     approvalsRequired: r.approvalsRequired,
     approvalValiditySec: r.approvalValiditySec,
@@ -298,10 +311,12 @@ async function upstreamToolStanding(name: string): Promise<string | null> {
 }
 
 /** The request a task currently waits on (or last waited on), if this viewer may see it: for links by task id. */
-export async function requestIdForTask(taskId: string, viewer: Viewer): Promise<string | null> {
+export async function requestIdForTask(taskId: string, signedIn: Viewer, now = new Date()): Promise<string | null> {
+  const viewer = await withDelegatedGroups(signedIn, now);
   const t = await db().task.findUnique({ where: { id: taskId }, select: { handle: true } });
+  const select = { id: true, approverGroup: true, fallbackGroup: true, escalatedAt: true, requesterUserId: true } as const;
   const r = t?.handle
-    ? await db().approvalRequest.findUnique({ where: { id: t.handle }, select: { id: true, approverGroup: true } })
-    : await db().approvalRequest.findFirst({ where: { taskId }, orderBy: { createdAt: "desc" }, select: { id: true, approverGroup: true } });
-  return r && maySee(viewer, r.approverGroup) ? r.id : null;
+    ? await db().approvalRequest.findUnique({ where: { id: t.handle }, select })
+    : await db().approvalRequest.findFirst({ where: { taskId }, orderBy: { createdAt: "desc" }, select });
+  return r && maySee(viewer, r) ? r.id : null;
 }

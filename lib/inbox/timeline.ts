@@ -39,6 +39,12 @@ const CAUSE: Record<string, string> = {
   "chain-exhausted": "it needed approval too many times",
 };
 
+/** ", standing in for tara@…" when a delegate reviewed through a delegation (lib/approvals/delegation.ts). */
+function standingIn(d: Record<string, unknown>): string {
+  const who = Array.isArray(d.standingInFor) ? d.standingInFor.filter((x): x is string => typeof x === "string") : [];
+  return who.length ? `, standing in for ${who.join(" and ")}` : "";
+}
+
 export function describeEvent(e: Event, actorName: string): TimelineEntry {
   const d = (e.data && typeof e.data === "object" ? e.data : {}) as Record<string, unknown>;
   const base = { seq: e.seq, at: e.at.toISOString(), type: e.type, actor: actorName };
@@ -50,11 +56,13 @@ export function describeEvent(e: Event, actorName: string): TimelineEntry {
       return { ...base, title: `Approval request sent to ${str(d.approverGroup) ?? "reviewers"}${n ? ` (${n} approval${n === 1 ? "" : "s"} needed)` : ""}`, tone: "pending" };
     }
     case "review.approved":
-      return { ...base, title: `${actorName} approved${d.passkey && typeof d.passkey === "object" ? ", confirmed with a passkey" : ""}`, quote: str(d.comment), tone: "success" };
+      return { ...base, title: `${actorName} approved${standingIn(d)}${d.passkey && typeof d.passkey === "object" ? ", confirmed with a passkey" : ""}`, quote: str(d.comment), tone: "success" };
     case "review.withdrawn":
       return { ...base, title: `${actorName} withdrew their approval`, tone: "neutral" };
     case "review.denied":
-      return { ...base, title: `${actorName} denied`, quote: str(d.comment), tone: "danger" };
+      return { ...base, title: `${actorName} denied${standingIn(d)}`, quote: str(d.comment), tone: "danger" };
+    case "request.escalated":
+      return { ...base, title: `No decision in time: escalated to ${str(d.fallbackGroup) ?? "the fallback group"}, whose reviewers may decide it too`, tone: "pending" };
     case "request.approved":
       return { ...base, title: `Request approved${num(d.approvals) ? ` with ${num(d.approvals)} approval${num(d.approvals) === 1 ? "" : "s"}` : ""}${str(d.expiresAt) ? `; approval valid until ${utc(str(d.expiresAt)!)}` : ""}`, tone: "success" };
     case "request.denied":

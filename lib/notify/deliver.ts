@@ -105,7 +105,7 @@ function recipientOf(id: string) {
 }
 
 function kindOf(kind: string): NotificationKind {
-  return kind === "created" || kind === "outcome" ? kind : "reminder";
+  return kind === "created" || kind === "outcome" || kind === "escalated" ? kind : "reminder";
 }
 
 async function prepare(n: Row, channel: NotificationChannel, now: Date): Promise<Prepared> {
@@ -114,14 +114,16 @@ async function prepare(n: Row, channel: NotificationChannel, now: Date): Promise
   if (!channel.accepts(recipient)) return { skip: "skipped", why: `the recipient turned ${channel.name} notifications off` };
   const req = await db().approvalRequest.findUnique({
     where: { id: n.requestId },
-    select: { id: true, status: true, deadline: true, approverGroup: true, approvalsRequired: true, requesterUserId: true },
+    select: { id: true, status: true, deadline: true, approverGroup: true, fallbackGroup: true, escalatedAt: true, approvalsRequired: true, requesterUserId: true },
   });
   if (!req) return { skip: "skipped", why: "the request no longer exists" };
   const kind = kindOf(n.kind);
   const reviews = await db().review.findMany({ where: { requestId: req.id }, include: { reviewer: { select: { name: true } } }, orderBy: { createdAt: "asc" } });
   if (kind !== "outcome") {
     if (req.status !== "pending" || req.deadline.getTime() <= now.getTime()) return { skip: "skipped", why: `the request is no longer pending` };
-    if (!isEligibleReviewer(recipient, req.approverGroup, req.requesterUserId)) return { skip: "skipped", why: "the recipient can no longer review the request" };
+    // An escalation tells the admins too; everyone else it tells must still be able to review the request.
+    const admin = kind === "escalated" && recipient.role === "admin";
+    if (!admin && !(await isEligibleReviewer(recipient.id, req, now))) return { skip: "skipped", why: "the recipient can no longer review the request" };
     if (kind === "reminder" && reviews.some((v) => v.reviewerId === recipient.id)) return { skip: "skipped", why: "the recipient has already reviewed the request" };
   }
   // Request pages are for reviewers and admins; the requester's user is told the outcome without a link.
@@ -142,7 +144,7 @@ export async function requestFacts(requestId: string, link: string | null): Prom
   try {
     req = await db().approvalRequest.findUnique({
       where: { id: requestId },
-      select: { id: true, status: true, deadline: true, approverGroup: true, approvalsRequired: true, requirePasskey: true, requesterUserId: true, body: true },
+      select: { id: true, status: true, deadline: true, approverGroup: true, fallbackGroup: true, escalatedAt: true, approvalsRequired: true, requirePasskey: true, requesterUserId: true, body: true },
     });
   } catch (e) {
     if (!(e instanceof SealedRecordError)) throw e;
@@ -158,6 +160,7 @@ export async function requestFacts(requestId: string, link: string | null): Prom
     tool: body.tool ?? "a tool",
     arguments: body.arguments,
     approverGroup: req.approverGroup,
+    escalatedTo: req.escalatedAt ? req.fallbackGroup : null,
     approvalsRequired: req.approvalsRequired,
     requirePasskey: req.requirePasskey,
     approvals: reviews.filter((v) => v.decision === "approve").length,

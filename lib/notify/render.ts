@@ -6,7 +6,7 @@
 
 import { readableAmounts } from "../tools/money";
 
-export type NotificationKind = "created" | "reminder" | "outcome";
+export type NotificationKind = "created" | "reminder" | "outcome" | "escalated";
 
 export type RequestFacts = {
   id: string;
@@ -14,6 +14,8 @@ export type RequestFacts = {
   tool: string;
   arguments: unknown;
   approverGroup: string;
+  /** The fallback group the request has escalated to, if it has. */
+  escalatedTo?: string | null;
   approvalsRequired: number;
   /** Whether each approval must be confirmed with the reviewer's passkey (so only in the browser). */
   requirePasskey: boolean;
@@ -113,6 +115,10 @@ export function renderNotification(kind: NotificationKind, r: RequestFacts, reci
     subject = `Approval needed: ${summary}`;
     lead = ask;
     action = "Review it";
+  } else if (kind === "escalated") {
+    subject = `Escalated: ${summary}`;
+    lead = `No decision came in time, so this request is now offered to ${r.escalatedTo ?? "the fallback group"} too. ${ask} ${r.approvals} of ${quorum} recorded so far.`;
+    action = "Open the request";
   } else if (kind === "reminder") {
     subject = `Reminder: ${summary} (deadline ${relativeShort(r.deadline, now)})`;
     lead = `Still waiting for a decision. ${ask} ${r.approvals} of ${quorum} recorded so far.`;

@@ -87,4 +87,12 @@ describe("what a notification says", () => {
     expect(r.html).toContain("Otto &lt;Ops&gt;");
     expect(r.text).toContain("Deadline: 1 Jan 2100, 02:00 UTC (in 2 hours)");
   });
+
+  it("an escalation says the request is now offered to the fallback group too, with the link to it", () => {
+    const r = renderNotification("escalated", { ...facts, escalatedTo: "sre", approvals: 1 }, { name: "Ada" }, T0);
+    expect(r.subject.startsWith("[Countersign] Escalated: USD 1,234,567.50 wire transfer")).toBe(true);
+    expect(r.text).toContain("No decision came in time, so this request is now offered to sre too.");
+    expect(r.text).toContain("needs 2 approvals from treasury. 1 of 2 approvals recorded so far.");
+    expect(r.text).toContain("Open the request: https://cs.example/requests/r-1");
+  });
 });

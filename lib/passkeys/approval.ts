@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import { db } from "../db/client";
 import type { Tx } from "../audit/append";
-import { isEligibleReviewer } from "../approvals/eligibility";
+import { isEligibleReviewer, offeredGroupsWords } from "../approvals/eligibility";
 import type { RelyingParty } from "./relying-party";
 import { approvalChallenge, storedAssertion, verifyApprovalAssertion, type StoredAssertion } from "./approval-assertion";
 
@@ -46,12 +46,12 @@ export function argumentDigestOf(body: unknown): string {
 export async function issueApprovalChallenge(userId: string, requestId: string, rp: RelyingParty, now: Date): Promise<IssuedChallenge> {
   const req = await db().approvalRequest.findUnique({
     where: { id: requestId },
-    select: { id: true, status: true, requirePasskey: true, body: true, approverGroup: true, requesterUserId: true },
+    select: { id: true, status: true, requirePasskey: true, body: true, approverGroup: true, fallbackGroup: true, escalatedAt: true, requesterUserId: true },
   });
   const user = await db().user.findUnique({ where: { id: userId } });
   if (!req || !user) return { ok: false, error: "No such request." };
   // Only someone who could approve it gets a challenge for it (the review checks again).
-  if (!isEligibleReviewer(user, req.approverGroup, req.requesterUserId)) return { ok: false, error: `Only active ${req.approverGroup} reviewers can review this request.` };
+  if (!(await isEligibleReviewer(user.id, req, now))) return { ok: false, error: `Only active ${offeredGroupsWords(req)} reviewers can review this request.` };
   if (!req.requirePasskey) return { ok: false, error: "This request needs no passkey." };
   if (req.status !== "pending") return { ok: false, error: `This request is already ${req.status}.` };
   const keys = await db().passkey.findMany({ where: { userId }, select: { id: true, transports: true }, orderBy: { createdAt: "asc" } });

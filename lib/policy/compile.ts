@@ -32,7 +32,7 @@ function annotation(json: CedarPolicyJson, name: string): string | undefined {
 export function requirementsFromAnnotations(json: CedarPolicyJson): { requirements: Requirements | null; reason: string } | { problem: string } {
   const approvers = annotation(json, "approvers");
   const reason = annotation(json, "reason");
-  const others = ["quorum", "deadline", "validity", "justification", "passkey"].filter((a) => annotation(json, a) !== undefined);
+  const others = ["quorum", "deadline", "validity", "justification", "passkey", "escalate", "fallback"].filter((a) => annotation(json, a) !== undefined);
   if (approvers === undefined) {
     if (others.length > 0) return { problem: `@${others[0]} needs @approvers (the group that can approve)` };
     return { requirements: null, reason: reason ?? "" };
@@ -55,6 +55,8 @@ export function requirementsFromAnnotations(json: CedarPolicyJson): { requiremen
     validity: annotation(json, "validity"),
     justification: justification === "required",
     passkey: passkey === "required",
+    escalate: annotation(json, "escalate"),
+    fallback: annotation(json, "fallback"),
     reason,
   });
   if (!parsed.success) {
@@ -144,6 +146,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
             approvalValiditySec: rule.approvalValiditySec,
             requireJustification: rule.requireJustification,
             ...(rule.requirePasskey ? { requirePasskey: true } : {}),
+            ...(rule.escalateAfterSec && rule.fallbackGroup ? { escalateAfterSec: rule.escalateAfterSec, fallbackGroup: rule.fallbackGroup } : {}),
           }
         : null,
       reason: problem ? `The policy rule ${rule.ruleKey} could not be evaluated, so the call is denied.` : rule.reason,
@@ -243,7 +246,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
   }
   const prepared = preparse(evaluated, schema);
   const key = createHash("sha256")
-    .update(JSON.stringify([input.document.id, input.rules.map((r) => [r.id, r.version, r.field, r.operator, r.value, r.currency ?? null, r.effect, r.approverGroup, r.approvalsRequired, r.requestDeadlineSec, r.approvalValiditySec, r.requireJustification, r.requirePasskey ?? false, r.reason]), input.tools.map((t) => [t.name, t.inputSchema, t.resourceShape])]))
+    .update(JSON.stringify([input.document.id, input.rules.map((r) => [r.id, r.version, r.field, r.operator, r.value, r.currency ?? null, r.effect, r.approverGroup, r.approvalsRequired, r.requestDeadlineSec, r.approvalValiditySec, r.requireJustification, r.requirePasskey ?? false, r.escalateAfterSec ?? null, r.fallbackGroup ?? null, r.reason]), input.tools.map((t) => [t.name, t.inputSchema, t.resourceShape])]))
     .digest("hex");
   return {
     ok: true,

@@ -43,9 +43,16 @@ export const RequestableSpec = z
      * Absent means false, so documents written before it read (and digest) as they did.
      */
     passkey: z.boolean().optional(),
+    /** Without a decision after this long, the request is offered to `fallback` too (and the admins are told). */
+    escalate: Duration(60, 30 * 86400).optional(),
+    fallback: z.string().regex(GROUP, "an approver group: lowercase letters, digits and dashes").optional(),
     reason: z.string().min(5).max(300),
   })
-  .strict();
+  .strict()
+  .superRefine((s, ctx) => {
+    const problem = escalationProblem({ approverGroup: s.approvers, fallbackGroup: s.fallback ?? null, escalateAfterSec: s.escalate === undefined ? null : parseDuration(s.escalate), requestDeadlineSec: parseDuration(s.deadline) });
+    if (problem) ctx.addIssue({ code: "custom", path: [problem.field === "fallbackGroup" ? "fallback" : "escalate"], message: problem.message });
+  });
 
 export const PostureSpec = z.union([z.literal("allow"), z.literal("deny"), z.object({ requestable: RequestableSpec }).strict()]);
 export type PostureSpec = z.infer<typeof PostureSpec>;
@@ -118,7 +125,27 @@ export function requirementsOf(spec: z.infer<typeof RequestableSpec>): Requireme
     approvalValiditySec: parseDuration(spec.validity)!,
     requireJustification: spec.justification,
     ...(spec.passkey ? { requirePasskey: true } : {}),
+    ...(spec.escalate && spec.fallback ? { escalateAfterSec: parseDuration(spec.escalate)!, fallbackGroup: spec.fallback } : {}),
   };
+}
+
+/**
+ * What is wrong with a rule's escalation, if anything: the escalation time and the fallback group come together,
+ * the fallback is another group than the approvers, and escalation happens before the request's deadline.
+ */
+export function escalationProblem(r: {
+  approverGroup: string | null;
+  fallbackGroup: string | null;
+  escalateAfterSec: number | null;
+  requestDeadlineSec: number | null;
+}): { field: "fallbackGroup" | "escalateAfterSec"; message: string } | null {
+  const after = r.escalateAfterSec;
+  if (!r.fallbackGroup && after === null) return null;
+  if (!r.fallbackGroup) return { field: "fallbackGroup", message: "an escalation needs a fallback group" };
+  if (after === null) return { field: "escalateAfterSec", message: "a fallback group needs an escalation time" };
+  if (r.fallbackGroup === r.approverGroup) return { field: "fallbackGroup", message: "the fallback group must differ from the approver group" };
+  if (r.requestDeadlineSec !== null && after >= r.requestDeadlineSec) return { field: "escalateAfterSec", message: "escalation must come before the request deadline" };
+  return null;
 }
 
 /** The document of a database that predates the policy language: no Cedar policies, and a call no rule matches runs. */

@@ -34,6 +34,9 @@ export type Rule = {
   requireJustification: boolean;
   /** Each approval needs a WebAuthn assertion from the reviewer's registered passkey. */
   requirePasskey?: boolean;
+  /** Seconds without a decision after which a request is offered to fallbackGroup too (both absent: never). */
+  escalateAfterSec?: number | null;
+  fallbackGroup?: string | null;
   reason: string;
 };
 
@@ -47,12 +50,17 @@ export type Requirements = {
   requireJustification: boolean;
   /** Each approval is confirmed with the reviewer's passkey (absent: false). */
   requirePasskey?: boolean;
+  /** After this many seconds without a decision the request is offered to `fallbackGroup` too (absent: never). */
+  escalateAfterSec?: number | null;
+  fallbackGroup?: string | null;
 };
 
 /** What an approval contributes to re-evaluation: who approved (still eligible now), in which group, until when. */
 export type ApprovalInput = {
   approverGroup: string;
   approverIds: string[];
+  /** The fallback group the request had escalated to, whose members' approvals count too (absent: none). */
+  escalatedTo?: string | null;
   approvedAt: Date;
   expiresAt: Date;
 };

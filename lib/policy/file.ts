@@ -121,7 +121,7 @@ function sortedDeep(value: unknown): unknown {
 function postureOut(p: PostureSpec): unknown {
   if (typeof p === "string") return p;
   const r = p.requestable;
-  return { requestable: { approvers: r.approvers, quorum: r.quorum, deadline: r.deadline, validity: r.validity, justification: r.justification, ...(r.passkey ? { passkey: true } : {}), reason: r.reason } };
+  return { requestable: { approvers: r.approvers, quorum: r.quorum, deadline: r.deadline, validity: r.validity, justification: r.justification, ...(r.passkey ? { passkey: true } : {}), ...(r.escalate ? { escalate: r.escalate, fallback: r.fallback } : {}), reason: r.reason } };
 }
 
 function ruleOut(rule: RuleInput, tools: PolicyTool[]): Record<string, unknown> {
@@ -142,6 +142,10 @@ function ruleOut(rule: RuleInput, tools: PolicyTool[]): Record<string, unknown> 
     out.validity = durationText(rule.approvalValiditySec);
     out.justification = rule.requireJustification;
     if (rule.requirePasskey) out.passkey = true;
+    if (rule.escalateAfterSec && rule.fallbackGroup) {
+      out.escalate = durationText(rule.escalateAfterSec);
+      out.fallback = rule.fallbackGroup;
+    }
   }
   out.reason = rule.reason;
   out.active = rule.active;
@@ -210,6 +214,8 @@ export function storedRule(row: Rule & { description?: string; active?: boolean 
     approvalValiditySec: row.approvalValiditySec,
     requireJustification: row.requireJustification,
     ...(row.requirePasskey ? { requirePasskey: true } : {}),
+    escalateAfterSec: row.escalateAfterSec ?? null,
+    fallbackGroup: row.fallbackGroup ?? null,
     reason: row.reason,
     active: row.active ?? true,
   };
@@ -236,6 +242,8 @@ const FileRule = z
     validity: DurationText.optional(),
     justification: z.boolean().optional(),
     passkey: z.boolean().optional(),
+    escalate: DurationText.optional(),
+    fallback: z.string().optional(),
     reason: z.string(),
     active: z.boolean().default(true),
   })
@@ -264,6 +272,8 @@ const RULE_FIELD: Record<string, string> = {
   approvalValiditySec: "validity",
   requireJustification: "justification",
   requirePasskey: "passkey",
+  escalateAfterSec: "escalate",
+  fallbackGroup: "fallback",
   currency: "value",
 };
 
@@ -287,7 +297,7 @@ function ruleInputOf(r: FileRule): { rule?: z.input<typeof RuleInput>; problem?:
     }
   }
   if (r.effect === "deny") {
-    const extra = (["approvers", "quorum", "deadline", "validity", "justification", "passkey"] as const).find((k) => r[k] !== undefined);
+    const extra = (["approvers", "quorum", "deadline", "validity", "justification", "passkey", "escalate", "fallback"] as const).find((k) => r[k] !== undefined);
     if (extra) return { problem: { path: [extra], message: `a deny rule cannot be approved, so it has no ${extra}` } };
   }
   const requestable = r.effect === "requestable";
@@ -307,6 +317,8 @@ function ruleInputOf(r: FileRule): { rule?: z.input<typeof RuleInput>; problem?:
       approvalValiditySec: requestable ? parseDuration(r.validity ?? "1h")! : 0,
       requireJustification: requestable ? (r.justification ?? false) : false,
       ...(requestable && r.passkey ? { requirePasskey: true } : {}),
+      escalateAfterSec: requestable && r.escalate !== undefined ? parseDuration(r.escalate)! : null,
+      fallbackGroup: requestable ? (r.fallback ?? null) : null,
       reason: r.reason,
       active: r.active,
     },
@@ -512,6 +524,8 @@ function ruleFields(r: RuleInput): Record<string, unknown> {
     validity: requestable ? r.approvalValiditySec : 0,
     justification: requestable ? r.requireJustification : false,
     passkey: requestable ? (r.requirePasskey ?? false) : false,
+    escalate: requestable ? (r.escalateAfterSec ?? null) : null,
+    fallback: requestable ? (r.fallbackGroup ?? null) : null,
     reason: r.reason,
   };
 }

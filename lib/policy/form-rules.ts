@@ -72,6 +72,7 @@ function annotations(rule: Rule): string[] {
     );
     if (rule.requireJustification) lines.push(`@justification("required")`);
     if (rule.requirePasskey) lines.push(`@passkey("required")`);
+    if (rule.escalateAfterSec && rule.fallbackGroup) lines.push(`@escalate("${rule.escalateAfterSec}s")`, `@fallback(${cedarString(rule.fallbackGroup)})`);
   }
   return lines;
 }

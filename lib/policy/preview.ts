@@ -24,6 +24,8 @@ export const FIELD_LABELS: Record<string, string> = {
   approvalsRequired: "Approvals needed",
   requestDeadlineSec: "Request deadline",
   approvalValiditySec: "Approval validity",
+  escalateAfterSec: "Escalate after",
+  fallbackGroup: "Fallback group",
   reason: "Reason",
   ruleKey: "Rule key",
   tool: "Tool",
@@ -73,6 +75,8 @@ export function ruleFromFields(f: RuleFields): FieldsResult {
     approvalValiditySec: whole(f.approvalValiditySec),
     requireJustification: f.requireJustification === true || f.requireJustification === "on",
     requirePasskey: f.requirePasskey === true || f.requirePasskey === "on",
+    escalateAfterSec: text(f.escalateAfterSec) ? whole(f.escalateAfterSec) : null,
+    fallbackGroup: text(f.fallbackGroup) || null,
     reason: text(f.reason),
     active: f.active === true || f.active === "on",
   });

@@ -8,6 +8,7 @@ import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { policyTools, syncCatalog } from "../tools/catalog";
 import { compilePolicy } from "./compile";
+import { escalationProblem } from "./document";
 import { formCondition, formPolicyId } from "./form-rules";
 import { currentDocument, currentRules } from "./store";
 import { failuresOf, runPolicyTests } from "./test-cases";
@@ -71,11 +72,19 @@ export const RuleInput = z
     requireJustification: z.boolean(),
     /** Absent means false. */
     requirePasskey: z.boolean().optional(),
+    /** Seconds without a decision after which a request is offered to fallbackGroup too; both null: never. */
+    escalateAfterSec: z.number().int().min(60).max(30 * 24 * 3600).nullable().optional(),
+    fallbackGroup: z.string().regex(/^[a-z0-9-]{2,40}$/).nullable().optional(),
     reason: z.string().min(5).max(300),
     active: z.boolean().default(true),
   })
   .superRefine((r, ctx) => {
+    if (r.effect !== "requestable" && (r.escalateAfterSec != null || r.fallbackGroup != null)) {
+      ctx.addIssue({ code: "custom", path: ["fallbackGroup"], message: "a deny rule cannot be approved, so it does not escalate" });
+    }
     if (r.effect === "requestable") {
+      const escalation = escalationProblem({ ...r, escalateAfterSec: r.escalateAfterSec ?? null, fallbackGroup: r.fallbackGroup ?? null });
+      if (escalation) ctx.addIssue({ code: "custom", path: [escalation.field], message: escalation.message });
       if (!r.approverGroup) ctx.addIssue({ code: "custom", path: ["approverGroup"], message: "a requestable rule needs an approver group" });
       if (r.approvalsRequired < 1) ctx.addIssue({ code: "custom", path: ["approvalsRequired"], message: "at least one approval" });
       if (r.requestDeadlineSec < 60) ctx.addIssue({ code: "custom", path: ["requestDeadlineSec"], message: "at least 60 seconds" });

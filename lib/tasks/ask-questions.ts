@@ -6,7 +6,7 @@
  */
 import { db, Prisma } from "../db/client";
 import { appendAudit } from "../audit/append";
-import { isEligibleReviewer } from "../approvals/eligibility";
+import { isEligibleReviewer, offeredGroupsWords } from "../approvals/eligibility";
 import { sanitizeForModel } from "../sanitize";
 import type { InputQuestion } from "./types";
 
@@ -24,8 +24,8 @@ export async function askQuestions(input: AskQuestionsInput, now: Date): Promise
     db().user.findUnique({ where: { id: input.reviewerId } }),
   ]);
   if (!req || !reviewer) return { ok: false, error: "No such request." };
-  if (!isEligibleReviewer(reviewer, req.approverGroup, req.requesterUserId)) {
-    return { ok: false, error: `Only active ${req.approverGroup} reviewers other than the requester can ask about this request.` };
+  if (!(await isEligibleReviewer(reviewer.id, req, now))) {
+    return { ok: false, error: `Only active ${offeredGroupsWords(req)} reviewers other than the requester can ask about this request.` };
   }
   if (req.status !== "pending") return { ok: false, error: `This request is already ${req.status}.` };
   const requests: Record<string, InputQuestion> = Object.fromEntries(

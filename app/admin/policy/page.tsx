@@ -86,6 +86,8 @@ export default async function PolicyPage() {
                           approvalValiditySec: r.approvalValiditySec,
                           requireJustification: r.requireJustification,
                           requirePasskey: r.requirePasskey,
+                          escalateAfterSec: r.escalateAfterSec,
+                          fallbackGroup: r.fallbackGroup,
                           reason: r.reason,
                           active: r.active,
                         }}

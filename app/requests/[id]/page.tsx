@@ -249,6 +249,15 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
               <Field label="Approvers">
                 {req.approvalsRequired} distinct from {req.approverGroup}
               </Field>
+              {req.escalation && (
+                <Field label="Escalation">
+                  <span data-testid="escalation">
+                    {req.escalation.escalatedAt
+                      ? `escalated to ${req.escalation.fallbackGroup} ${formatWhen(req.escalation.escalatedAt)}: its reviewers may decide too`
+                      : `to ${req.escalation.fallbackGroup} if undecided by ${formatWhen(req.escalation.escalateAt)}`}
+                  </span>
+                </Field>
+              )}
               {req.requirePasskey && <Field label="Passkey">each approval is confirmed with the reviewer&apos;s passkey</Field>}
               {req.statusNote && <Field label="Note">{req.statusNote}</Field>}
             </dl>

@@ -1,0 +1,126 @@
+/**
+ * Out of office: an active delegation lends the delegate the delegator's approver groups for its period. The
+ * delegate reviews as themselves (one review row, counted once), is never eligible for their own request nor for
+ * the delegator's, and the delegator stays eligible. Eligibility is judged at each check's time, the claim's
+ * recount included. Creating and ending a delegation are audited.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { db } from "../db/client";
+import { createAgent } from "../admin/agents";
+import { authenticateAgent } from "../auth/agents";
+import { claim } from "../execution/claim";
+import { reviewRequest } from "./review";
+import { createDelegation, endDelegation } from "./delegation";
+import { eligibleReviewerIds, isEligibleReviewer } from "./eligibility";
+import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db";
+import { HOUR, LEADS, MIN, T0, TREASURY, at, gatedCall, sideEffects } from "../../tests/support/proof";
+
+const ADMIN = "admin@countersign.test";
+
+let tara: string;
+let theo: string;
+let lena: string;
+
+beforeEach(async () => {
+  await resetDb();
+  tara = await userId(TREASURY[0]);
+  theo = await userId(TREASURY[1]);
+  lena = await userId(LEADS[0]);
+  // Tara reviews for treasury and support leads; Lena (support leads) is her stand-in while she is away.
+  await db().user.update({ where: { id: tara }, data: { groups: ["treasury", "support-leads"] } });
+});
+
+/** USD 50,000 through the ops bot: two distinct treasury approvals. */
+async function bigWire(now = T0, agent?: Awaited<ReturnType<typeof principal>>): Promise<{ taskId: string; requestId: string }> {
+  const taskId = await gatedCall(agent ?? (await principal("ops-bot")), "wire_transfer", { to: "acct-991", amount: 50_000 }, now);
+  return { taskId, requestId: await requestIdOf(taskId) };
+}
+
+async function decide(requestId: string, reviewerId: string, now: Date) {
+  return reviewRequest({ requestId, reviewerId, decision: "approve" }, now);
+}
+
+async function delegate(from: string, to: string, startsAt: Date, endsAt: Date, now = T0): Promise<string> {
+  const res = await createDelegation({ delegatorId: from, delegateId: to, startsAt, endsAt }, now);
+  if (!res.ok) throw new Error(res.error);
+  return res.id;
+}
+
+describe("delegating reviews for a period (out of office)", () => {
+  it("a delegation grants the delegate eligibility only within its period", async () => {
+    await delegate(tara, lena, at(HOUR), at(3 * HOUR));
+    const { requestId } = await bigWire();
+    const req = await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } });
+    expect(await isEligibleReviewer(lena, req, at(HOUR - 1))).toBe(false);
+    expect(await isEligibleReviewer(lena, req, at(HOUR))).toBe(true);
+    expect(await isEligibleReviewer(lena, req, at(3 * HOUR - 1))).toBe(true);
+    expect(await isEligibleReviewer(lena, req, at(3 * HOUR))).toBe(false);
+
+    expect(await decide(requestId, lena, at(HOUR - MIN))).toEqual({ ok: false, error: "Only active treasury reviewers can review this request." });
+    expect(await decide(requestId, lena, at(HOUR + MIN))).toMatchObject({ ok: true, requestStatus: "pending" });
+    // The delegator keeps her own eligibility: her approval completes the quorum with her delegate's.
+    expect(await decide(requestId, tara, at(HOUR + 2 * MIN))).toMatchObject({ ok: true, requestStatus: "approved" });
+    const approved = await db().auditEvent.findFirstOrThrow({ where: { requestId, type: "review.approved", actor: `user:${lena}` } });
+    expect(approved.data).toMatchObject({ standingInFor: [TREASURY[0]] });
+  });
+
+  it("a delegation ended early grants nothing from then on; ending it is audited once", async () => {
+    const id = await delegate(tara, lena, T0, at(3 * HOUR));
+    const { requestId } = await bigWire();
+    const req = await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } });
+    expect(await isEligibleReviewer(lena, req, at(MIN))).toBe(true);
+    expect(await endDelegation(id, lena, at(2 * MIN))).toBe(false);
+    expect(await endDelegation(id, tara, at(2 * MIN))).toBe(true);
+    expect(await endDelegation(id, tara, at(3 * MIN))).toBe(false);
+    expect(await isEligibleReviewer(lena, req, at(4 * MIN))).toBe(false);
+    expect(await db().auditEvent.count({ where: { type: "delegation.created" } })).toBe(1);
+    expect(await db().auditEvent.count({ where: { type: "delegation.ended" } })).toBe(1);
+  });
+
+  it("a delegate standing in for two people is still one approver: never counted twice", async () => {
+    await db().user.update({ where: { id: theo }, data: { groups: ["treasury", "support-leads"] } });
+    await delegate(tara, lena, T0, at(HOUR));
+    await delegate(theo, lena, T0, at(HOUR));
+    const { requestId } = await bigWire();
+    expect(await decide(requestId, lena, at(MIN))).toMatchObject({ ok: true, requestStatus: "pending" });
+    expect(await decide(requestId, lena, at(2 * MIN))).toEqual({ ok: false, error: "You have already reviewed this request." });
+    expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } })).toMatchObject({ status: "pending" });
+  });
+
+  it("the delegate who is the requester is refused; so is the delegate of the requester", async () => {
+    await delegate(tara, lena, T0, at(HOUR));
+    // Lena's own agent asks: her delegation makes her a treasury reviewer, never of her own request.
+    const { token } = await createAgent({ name: "lena-own-bot", userId: lena }, await userId(ADMIN), T0);
+    const own = await bigWire(T0, (await authenticateAgent(token))!);
+    expect(await decide(own.requestId, lena, at(MIN))).toEqual({ ok: false, error: "You cannot review your own request." });
+    // Tara's own agent asks: her delegate does not approve on her behalf.
+    const taras = await createAgent({ name: "tara-own-bot", userId: tara }, await userId(ADMIN), T0);
+    const hers = await bigWire(at(MIN), (await authenticateAgent(taras.token))!);
+    const req = await db().approvalRequest.findUniqueOrThrow({ where: { id: hers.requestId } });
+    expect(await eligibleReviewerIds(req, at(2 * MIN))).toEqual([theo]);
+    expect(await decide(hers.requestId, lena, at(2 * MIN))).toEqual({ ok: false, error: "Only active treasury reviewers can review this request." });
+  });
+
+  it("an expired delegation at the claim's recount is not counted: the approval it carried no longer executes", async () => {
+    await delegate(tara, lena, T0, at(10 * MIN));
+    const { taskId, requestId } = await bigWire();
+    expect(await decide(requestId, lena, at(MIN))).toMatchObject({ ok: true });
+    expect(await decide(requestId, theo, at(2 * MIN))).toMatchObject({ ok: true, requestStatus: "approved" });
+    await db().task.update({ where: { id: taskId }, data: { approvalExpiresAt: at(HOUR) } });
+    const recount = { approverGroup: "treasury", approverIds: [lena, theo], approvalsRequired: 2, requesterUserId: (await db().task.findUniqueOrThrow({ where: { id: taskId } })).principalUserId };
+    expect(await claim(taskId, 1, at(10 * MIN), recount)).toBeNull();
+    expect(await sideEffects(taskId)).toBe(0);
+    expect(await claim(taskId, 1, at(10 * MIN - 1), recount)).not.toBeNull();
+  });
+
+  it("refuses a delegation to oneself, to someone outside one's groups, or one whose end is not after its start", async () => {
+    const sid = await userId("sid.sre@countersign.test");
+    const refused = (delegateId: string, startsAt: Date, endsAt: Date) => createDelegation({ delegatorId: tara, delegateId, startsAt, endsAt }, T0);
+    expect(await refused(tara, T0, at(HOUR))).toEqual({ ok: false, error: "You cannot delegate to yourself." });
+    expect(await refused(sid, T0, at(HOUR))).toEqual({ ok: false, error: "You can only delegate to an active reviewer of one of your groups." });
+    expect(await refused(lena, at(HOUR), at(HOUR))).toEqual({ ok: false, error: "The end of the delegation must be after its start." });
+    expect(await refused(lena, at(HOUR), at(MIN))).toEqual({ ok: false, error: "The end of the delegation must be after its start." });
+    expect(await db().delegation.count()).toBe(0);
+    expect(await db().auditEvent.count({ where: { type: "delegation.created" } })).toBe(0);
+  });
+});
