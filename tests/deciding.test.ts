@@ -163,13 +163,19 @@ describe("typed confirmation only for the approval that completes a high-risk qu
     const tara = await userId("tara.treasury@countersign.test");
     const theo = await userId("theo.treasury@countersign.test");
     // Theo's page (and the pre-check) saw no approval yet: no confirmation asked.
-    expect(await checkConfirmation(w.requestId, null)).toEqual({ ok: true });
+    expect(await checkConfirmation(w.requestId, theo, null)).toEqual({ ok: true });
     // Tara approves meanwhile; Theo's approval now completes the quorum and is refused without the amount.
     await decide({ requestId: w.requestId, reviewerId: tara, decision: "approve", confirm: (r) => confirmationRefusal(r, null) }, at(1));
     expect(await db().review.count({ where: { requestId: w.requestId } })).toBe(1);
+    // Tara again (another tab): her own approval does not make hers the final one; she is refused as having reviewed.
+    expect(await checkConfirmation(w.requestId, tara, null)).toEqual({ ok: true });
+    expect(await decide({ requestId: w.requestId, reviewerId: tara, decision: "approve", confirm: (r) => confirmationRefusal(r, null) }, at(1))).toEqual({
+      ok: false,
+      error: "You have already reviewed this request.",
+    });
     const refused = await decide({ requestId: w.requestId, reviewerId: theo, decision: "approve", confirm: (r) => confirmationRefusal(r, null) }, at(2));
     expect(refused).toEqual({ ok: false, error: "This is a high-risk request and your approval runs it: type the amount (30000.00) exactly to confirm." });
-    expect(await checkConfirmation(w.requestId, "3000")).toMatchObject({ ok: false });
+    expect(await checkConfirmation(w.requestId, theo, "3000")).toMatchObject({ ok: false });
     expect(await db().review.count({ where: { requestId: w.requestId } })).toBe(1);
     const ok = await decide({ requestId: w.requestId, reviewerId: theo, decision: "approve", confirm: (r) => confirmationRefusal(r, "30,000.00") }, at(3));
     expect(ok).toMatchObject({ ok: true, requestStatus: "approved", disposition: "approved-executed" });

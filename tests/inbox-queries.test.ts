@@ -226,11 +226,12 @@ describe("high-risk approvals need the amount or path typed (approvalsRequired >
     expect(confirms(path, "log")).toBe(false);
     expect(confirmationFor({ tool: "deploy_service", arguments: { service: "x" }, approvalsRequired: 3, approvals: 2 })).toMatchObject({ what: "tool", expected: "deploy_service" });
     const w = await wire(1, at(0), 26_500.5);
+    const theo = await userId("theo.treasury@countersign.test");
     // The first of two approvals runs nothing: no confirmation. The second does.
-    expect(await checkConfirmation(w.requestId, null)).toEqual({ ok: true });
+    expect(await checkConfirmation(w.requestId, theo, null)).toEqual({ ok: true });
     await decide({ requestId: w.requestId, reviewerId: await userId("tara.treasury@countersign.test"), decision: "approve" }, at(1));
-    expect(await checkConfirmation(w.requestId, "26500.50")).toEqual({ ok: true });
-    expect(await checkConfirmation(w.requestId, null)).toMatchObject({ ok: false });
+    expect(await checkConfirmation(w.requestId, theo, "26500.50")).toEqual({ ok: true });
+    expect(await checkConfirmation(w.requestId, theo, null)).toMatchObject({ ok: false });
   });
 });
 

@@ -23,7 +23,7 @@ export type ReviewInput = {
   /** The reviewer's passkey confirmation, needed to approve a request whose rule requires a passkey. */
   passkey?: PasskeyProof;
   /**
-   * For an approval: a check judged under the request's row lock with the approvals recorded so far (the typed
+   * For an approval: a check judged under the request's row lock with the other reviewers' approvals so far (the typed
    * confirmation of the approval that completes a high-risk quorum); a refusal in words, or null.
    */
   confirm?: (req: { body: unknown; approvalsRequired: number; approvals: number }) => string | null;
@@ -77,7 +77,8 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
       if (input.decision === "approve") {
         const { body } = await tx.approvalRequest.findUniqueOrThrow({ where: { id: req.id }, select: { body: true } });
         if (input.confirm) {
-          const approvals = await tx.review.count({ where: { requestId: req.id, decision: "approve" } });
+          // Others' approvals: a second review by this reviewer is refused as such at the insert below.
+          const approvals = await tx.review.count({ where: { requestId: req.id, decision: "approve", reviewerId: { not: reviewer.id } } });
           const refusal = input.confirm({ body, approvalsRequired: req.approvalsRequired, approvals });
           if (refusal) throw new Refused(refusal);
         }

@@ -85,10 +85,11 @@ export function confirmationRefusal(req: { body: unknown; approvalsRequired: num
  * Server-side check of a typed confirmation for approving `requestId` (read from the database, never from the
  * form). A request that is not high-risk needs none, and neither does an approval that does not complete the quorum.
  */
-export async function checkConfirmation(requestId: string, typed: string | null): Promise<ConfirmationCheck> {
+export async function checkConfirmation(requestId: string, reviewerId: string, typed: string | null): Promise<ConfirmationCheck> {
+  // The approvals of others: a reviewer who already reviewed is refused as such by the review, not asked to type.
   const r = await db().approvalRequest.findUnique({
     where: { id: requestId },
-    select: { body: true, approvalsRequired: true, _count: { select: { reviews: { where: { decision: "approve" } } } } },
+    select: { body: true, approvalsRequired: true, _count: { select: { reviews: { where: { decision: "approve", reviewerId: { not: reviewerId } } } } } },
   });
   if (!r) return { ok: false, error: "No such request." };
   const error = confirmationRefusal({ body: r.body, approvalsRequired: r.approvalsRequired, approvals: r._count.reviews }, typed);

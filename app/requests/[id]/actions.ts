@@ -60,7 +60,7 @@ export async function decideAction(_prev: DecisionState, formData: FormData): Pr
 
   const typed = text(formData.get("confirm")) || null;
   if (decision === "approve") {
-    const confirmed = await checkConfirmation(requestId, typed);
+    const confirmed = await checkConfirmation(requestId, who.user.id, typed);
     if (!confirmed.ok) return { status: "error", message: confirmed.error, field: "confirm" };
   }
 
