@@ -1,10 +1,12 @@
 "use client";
 
-import { startTransition, useActionState, useRef, useState, type ReactNode } from "react";
+import { startTransition, useActionState, useEffect, useRef, useState, type ReactNode } from "react";
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
+import type { Consequence } from "@/lib/inbox/consequence";
 import type { Confirmation } from "@/lib/inbox/high-risk";
 import type { DecisionState } from "@/lib/inbox/outcome";
 import { OutcomeBanner } from "./OutcomeBanner";
+import { formatWhen } from "./when";
 
 type Props = {
   requestId: string;
@@ -13,6 +15,10 @@ type Props = {
   cannotAct: string | null;
   /** For a high-risk request: what to type before approving (checked again on the server). */
   confirmation: Confirmation | null;
+  /** What approving does: whether this approval completes the quorum, and the Approve button's words. */
+  consequence?: Consequence | null;
+  /** When the request was decided (shown with `cannotAct` once someone decided it). */
+  decidedAt?: string | null;
   action: (prev: DecisionState, formData: FormData) => Promise<DecisionState>;
   /** For a request whose rule requires a passkey: whether this reviewer has one, and how to get a challenge. */
   passkey?: {
@@ -23,10 +29,8 @@ type Props = {
   after?: ReactNode;
 };
 
-const WHAT: Record<Confirmation["what"], string> = { amount: "amount", path: "path", tool: "tool name" };
-
 /** Approve / Deny for a reviewer who may act, the reason why not otherwise, and what happened after acting. */
-export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action, passkey, after }: Props) {
+export function DecisionPanel({ requestId, tool, cannotAct, confirmation, consequence = null, decidedAt = null, action, passkey, after }: Props) {
   const [state, formAction, pending] = useActionState(action, { status: "idle" } as DecisionState);
   const formRef = useRef<HTMLFormElement>(null);
   const [confirming, setConfirming] = useState(false);
@@ -57,6 +61,16 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
   }
   const [comment, setComment] = useState("");
   const [confirm, setConfirm] = useState("");
+  const confirmErrorRef = useRef<HTMLParagraphElement>(null);
+  const commentErrorRef = useRef<HTMLParagraphElement>(null);
+  const errorRef = useRef<HTMLParagraphElement>(null);
+
+  // A refusal moves focus to its words, so a keyboard or screen reader user lands on what to fix.
+  useEffect(() => {
+    if (state.status !== "error") return;
+    const target = state.field === "confirm" ? confirmErrorRef : state.field === "comment" ? commentErrorRef : errorRef;
+    target.current?.focus();
+  }, [state]);
 
   if (state.status === "done") {
     return (
@@ -71,17 +85,37 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
   const otherError = state.status === "error" && !state.field ? state.message : null;
 
   if (cannotAct) {
-    // A refusal just returned by the server (e.g. the other tab won) stays visible above why the buttons are gone.
+    // A refusal just returned by the server (e.g. the other tab won) stays visible above why the buttons are gone,
+    // and a comment the reviewer was typing when someone else decided is kept, to copy.
     return (
       <div className="space-y-2">
         {otherError && (
-          <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800" data-testid="decision-error">
+          <p ref={errorRef} tabIndex={-1} role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800" data-testid="decision-error">
             {otherError}
           </p>
         )}
         <p className="rounded-lg border border-slate-200 bg-slate-50 px-4 py-3 text-sm text-slate-700" data-testid="cannot-act">
           {cannotAct}
+          {decidedAt && (
+            <span className="block text-xs text-slate-700" data-testid="decided-at">
+              Decided {formatWhen(decidedAt)}.
+            </span>
+          )}
         </p>
+        {comment.trim() && (
+          <div className="space-y-1" data-testid="unsent-draft">
+            <label htmlFor="unsent-comment" className="block text-sm font-medium text-slate-700">
+              Your comment was not sent; it is kept here to copy
+            </label>
+            <textarea
+              id="unsent-comment"
+              readOnly
+              rows={3}
+              value={comment}
+              className="block w-full rounded-md border border-slate-300 bg-slate-50 px-3 py-2 text-sm"
+            />
+          </div>
+        )}
       </div>
     );
   }
@@ -90,6 +124,14 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
     <form ref={formRef} action={formAction} className="space-y-3" aria-label="Decide this request">
       <input type="hidden" name="requestId" value={requestId} />
       <input type="hidden" name="tool" value={tool} />
+      {consequence && (
+        <p
+          className={`rounded-md border px-3 py-2 text-sm ${consequence.final ? "border-indigo-300 bg-indigo-50 text-indigo-950" : "border-slate-200 bg-slate-50 text-slate-800"}`}
+          data-testid="consequence"
+        >
+          {consequence.message}
+        </p>
+      )}
       <div className="space-y-1">
         <label htmlFor="comment" className="block text-sm font-medium text-slate-700">
           Comment
@@ -105,17 +147,17 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
           aria-invalid={commentError ? true : undefined}
           className="block w-full rounded-md border border-slate-300 bg-white px-3 py-2 text-sm shadow-sm"
         />
-        <p id="comment-hint" aria-live="polite" className={`text-xs ${commentError ? "text-red-700" : "text-slate-600"}`}>
+        <p id="comment-hint" ref={commentErrorRef} tabIndex={-1} aria-live="polite" className={`text-xs ${commentError ? "text-red-700" : "text-slate-600"}`}>
           {commentError ?? "Optional when approving. Required when denying: the reason is recorded in the audit trail."}
         </p>
       </div>
       {confirmation && (
         <div className="space-y-1 rounded-md border border-amber-300 bg-amber-50 p-3">
           <label htmlFor="confirm" className="block text-sm font-medium text-amber-950">
-            High-risk request: type the {WHAT[confirmation.what]} to approve
+            High-risk request: type {confirmation.words} to approve
           </label>
           <p id="confirm-hint" className="text-xs text-amber-950">
-            Type <span className="font-mono font-semibold break-all">{confirmation.expected}</span> exactly. Not needed to deny.
+            Your approval runs it, so type <span className="font-mono font-semibold break-all">{confirmation.expected}</span> exactly. Not needed to deny.
           </p>
           <input
             id="confirm"
@@ -128,7 +170,7 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
             aria-invalid={confirmError ? true : undefined}
             className="block w-full rounded-md border border-slate-300 bg-white px-3 py-2 font-mono text-sm shadow-sm"
           />
-          <p id="confirm-error" aria-live="polite" className="text-xs text-red-800">
+          <p id="confirm-error" ref={confirmErrorRef} tabIndex={-1} aria-live="polite" className="text-xs text-red-800" data-testid="confirm-error">
             {confirmError ?? ""}
           </p>
         </div>
@@ -146,11 +188,15 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
         </p>
       )}
       {(otherError || passkeyError) && (
-        <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800" data-testid="decision-error">
+        <p ref={errorRef} tabIndex={-1} role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800" data-testid="decision-error">
           {passkeyError ?? otherError}
         </p>
       )}
-      <div className="flex flex-wrap gap-2">
+      {/* On a phone the decision stays on screen: a bar fixed to the bottom (the page leaves room for it). */}
+      <div
+        className="fixed inset-x-0 bottom-0 z-20 flex flex-wrap items-center gap-2 border-t border-slate-200 bg-white px-4 py-3 shadow-[0_-2px_8px_rgba(15,23,42,0.08)] lg:static lg:z-auto lg:border-0 lg:bg-transparent lg:p-0 lg:shadow-none"
+        data-testid="decision-bar"
+      >
         <button
           type={passkey ? "button" : "submit"}
           name="decision"
@@ -159,7 +205,7 @@ export function DecisionPanel({ requestId, tool, cannotAct, confirmation, action
           disabled={pending || confirming || (passkey ? !passkey.registered : false)}
           className="min-w-28 rounded-md bg-emerald-800 px-4 py-2 text-sm font-medium text-white hover:bg-emerald-900 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-emerald-800 disabled:opacity-60"
         >
-          Approve
+          {consequence?.approveLabel ?? "Approve"}
         </button>
         <button
           type="submit"

@@ -188,6 +188,7 @@ export function InboxList({ initial, params, tools, groups, pollMs = 3_000, bulk
                       {fresh.has(item.id) && <span className="mr-2 rounded-full bg-amber-200 px-2 py-0.5 text-xs font-semibold text-amber-950">New</span>}
                       <span dir="auto">{item.summary}</span>
                     </p>
+                    {item.facts && <p className="mt-0.5 text-sm text-slate-700" data-testid="inbox-facts">{item.facts}</p>}
                     <p className="mt-0.5 text-sm text-slate-700">
                       <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-800">{item.tool}</span>
                       <span className="ml-2">

@@ -7,6 +7,8 @@ const STYLES: Record<string, string> = {
   failed: "bg-red-50 text-red-800 ring-red-600/20",
   approve: "bg-emerald-50 text-emerald-800 ring-emerald-600/20",
   deny: "bg-red-50 text-red-800 ring-red-600/20",
+  "not run": "bg-orange-50 text-orange-900 ring-orange-600/20",
+  "outcome unknown": "bg-orange-50 text-orange-900 ring-orange-600/20",
 };
 
 const LABELS: Record<string, string> = { approve: "approved", deny: "denied" };

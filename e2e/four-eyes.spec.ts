@@ -1,6 +1,6 @@
 /**
  * Four-eyes review of high-risk calls in a real browser: a wire transfer above USD 25,000 needs two distinct
- * treasury reviewers, each typing the amount to confirm; the second approval executes it and the agent's tasks/get
+ * treasury reviewers, the second (whose approval runs it) typing the amount to confirm; the second approval executes it and the agent's tasks/get
  * shows the result. The same reviewer racing two tabs is counted once; a reviewer's own request is refused even
  * when the form is tampered with. Each test makes its own transfers to accounts no other test uses.
  */
@@ -59,12 +59,9 @@ test("a wire transfer above USD 25,000 needs two treasury approvals; the second 
   await screenshot(tara.page, testInfo, "request");
   await expectAccessible(tara.page, testInfo, "request");
 
-  // High-risk: approving needs the amount typed; a wrong amount is refused by the server action.
-  const confirm = tara.page.getByLabel(/High-risk request: type the amount/);
-  await confirm.fill("31234.65");
-  await tara.page.getByRole("button", { name: "Approve" }).click();
-  await expect(tara.page.getByText(/type the amount \(31234\.56\) exactly/)).toBeVisible();
-  await confirm.fill("31,234.56");
+  // The first of two approvals runs nothing: no amount to type, and she is told one more is needed.
+  await expect(tara.page.getByTestId("consequence")).toHaveText("One more approval is needed after yours; nothing runs until then.");
+  await expect(tara.page.getByLabel(/High-risk request/)).toHaveCount(0);
   await tara.page.getByLabel("Comment").fill("Invoice INV-88 matches.");
   await tara.page.getByRole("button", { name: "Approve" }).click();
   await expect(tara.page.getByTestId("decision-result")).toHaveText(/Your approval is recorded — waiting for another approver/);
@@ -79,7 +76,13 @@ test("a wire transfer above USD 25,000 needs two treasury approvals; the second 
   await ready(theo.page);
   await expect(theo.page.getByTestId("reviews")).toContainText("Tara Treasury");
   await expect(theo.page.getByTestId("reviews")).toContainText("Invoice INV-88 matches.");
-  await theo.page.getByLabel(/High-risk request: type the amount/).fill("31234.56");
+  // His approval runs it: high-risk, so he types the amount; a wrong amount is refused by the server action.
+  await expect(theo.page.getByTestId("consequence")).toContainText(`You are the final approver: approving sends USD`);
+  const confirm = theo.page.getByLabel(/High-risk request: type the amount/);
+  await confirm.fill("31234.65");
+  await theo.page.getByRole("button", { name: "Approve" }).click();
+  await expect(theo.page.getByText(/type the amount \(31234\.56\) exactly/)).toBeVisible();
+  await confirm.fill("31,234.56");
   await theo.page.getByRole("button", { name: "Approve" }).click();
   await expect(theo.page.getByTestId("decision-result")).toHaveText(/Approved — the transfer was sent/);
   // What happened next shows without a reload: outcome, result, and the timeline through claim and execution.
@@ -122,7 +125,6 @@ test("the same reviewer racing two tabs is counted once", async ({ browser, requ
   await second.goto(`/requests/${requestId}`);
   await ready(second);
   for (const p of [first, second]) {
-    await p.getByLabel(/High-risk request: type the amount/).fill("42000");
     await expect(p.getByRole("button", { name: "Approve" })).toBeEnabled();
   }
   // Both tabs submit at the same moment.
@@ -172,8 +174,7 @@ test("a reviewer cannot approve their own request, even by tampering with the fo
     const body = (req.postDataBuffer() ?? Buffer.alloc(0)).toString("latin1").split(otherRequest).join(ownRequest);
     return route.continue({ postData: Buffer.from(body, "latin1") });
   });
-  // (She types her own request's amount, so the typed-confirmation check passes and the four-eyes rule decides.)
-  await tara.page.getByLabel(/High-risk request: type the amount/).fill("55000");
+  // (A first approval of two needs no typed confirmation, so the four-eyes rule is what decides.)
   await tara.page.getByRole("button", { name: "Approve" }).click();
   await expect(tara.page.getByTestId("decision-error")).toHaveText("You cannot review your own request.");
   await tara.page.unroute(`**/requests/${otherRequest}`);

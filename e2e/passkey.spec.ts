@@ -68,7 +68,7 @@ test("an approval that needs a passkey: refused without it, refused with one mad
   const tara = await personOnLocalhost(browser, TARA.email);
   const page = tara.page;
   const { cdp, authenticatorId } = await virtualAuthenticator(page);
-  const approve = page.getByRole("button", { name: "Approve", exact: true });
+  const approve = page.getByRole("button", { name: /^Approve/ });
 
   // Before registering: the request says a passkey is needed and where to register one.
   const otherId = await openFromInbox(page, otherAccount, otherTask);

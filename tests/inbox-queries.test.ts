@@ -10,7 +10,7 @@ import { listAuditEvents } from "../lib/audit/list-events";
 import { db } from "../lib/db/client";
 import { confirmationFor, confirms, checkConfirmation } from "../lib/inbox/high-risk";
 import { historyPage } from "../lib/inbox/history";
-import { inboxPage, type Viewer } from "../lib/inbox/inbox";
+import { inboxPage } from "../lib/inbox/inbox";
 import { parseHistoryParams, parseInboxParams } from "../lib/inbox/params";
 import { requestFor } from "../lib/inbox/queries";
 import { previewRule } from "../lib/policy/preview";
@@ -18,22 +18,10 @@ import { askRequester } from "../lib/tasks/ask";
 import { callTool } from "../lib/tasks/call";
 import { cancelTask } from "../lib/tasks/cancel";
 import { decide } from "../lib/tasks/decide";
-import type { Principal } from "../lib/tasks/types";
-import { principal, requestIdOf, resetDb, userId } from "./support/db";
+import { gated, principal, requestIdOf, resetDb, userId, viewer } from "./support/db";
 
 import { T0 } from "./support/proof";
 const at = (sec: number) => new Date(T0.getTime() + sec * 1000);
-
-async function viewer(email: string): Promise<Viewer> {
-  const u = await db().user.findUniqueOrThrow({ where: { email } });
-  return { id: u.id, role: u.role, groups: u.groups };
-}
-
-async function gated(agent: Principal, tool: string, args: unknown, now: Date): Promise<{ taskId: string; requestId: string }> {
-  const out = await callTool(agent, tool, args, { tasks: true }, now);
-  if (out.kind !== "task") throw new Error(`expected a task, got ${JSON.stringify(out)}`);
-  return { taskId: out.task.taskId, requestId: await requestIdOf(out.task.taskId) };
-}
 
 /** Wire transfers are the ops-bot's (Otto's agent): the demo policy limits the support-bot to refunds. */
 const wire = async (n: number, now: Date, amount = 30_000 + n) => gated(await principal("ops-bot"), "wire_transfer", { to: `acct-q${n}`, amount }, now);
@@ -207,7 +195,7 @@ describe("the request page", () => {
     expect(pending!.clarifications[0]).toMatchObject({ question: "Which invoice is this?", answer: "INV-77 <b>bold</b>", askedBy: "Theo Treasury" });
     await decide({ requestId: w.requestId, reviewerId: theo.id, decision: "approve" }, at(5));
     const done = await requestFor(w.requestId, theo, at(6));
-    expect(done).toMatchObject({ status: "approved", disposition: "approved-executed", settled: true, cannotAct: "This request has already been decided.", ruleKey: "wire-over-25k", ruleVersion: 1 });
+    expect(done).toMatchObject({ status: "approved", disposition: "approved-executed", settled: true, cannotAct: "Theo Treasury gave the approval that decided this request.", ruleKey: "wire-over-25k", ruleVersion: 1 });
     expect(done!.approvalExpiresAt).toBe(new Date(at(5).getTime() + 4 * 3600_000).toISOString());
     expect(done!.timeline.map((e) => e.type)).toEqual([
       "request.created", "task.created", "task.input-requested", "task.input-received", "review.approved", "review.approved", "request.approved", "execution.claimed", "execution.completed",
@@ -225,21 +213,25 @@ describe("submission input", () => {
   });
 });
 
-describe("high-risk approvals need the amount or path typed (approvalsRequired >= 2)", () => {
+describe("high-risk approvals need the amount or path typed (approvalsRequired >= 2), by the approval that completes the quorum", () => {
   it("names what to type and compares amounts to the cent", async () => {
-    expect(confirmationFor({ tool: "issue_refund", arguments: { order_id: "O-1" }, approvalsRequired: 1 })).toBeNull();
-    const money = confirmationFor({ tool: "wire_transfer", arguments: { to: "acct-1", amount: 30000 }, approvalsRequired: 2 })!;
-    expect(money).toEqual({ what: "amount", expected: "30000.00" });
+    expect(confirmationFor({ tool: "issue_refund", arguments: { order_id: "O-1" }, approvalsRequired: 1, approvals: 0 })).toBeNull();
+    const money = confirmationFor({ tool: "wire_transfer", arguments: { to: "acct-1", amount: 30000 }, approvalsRequired: 2, approvals: 1 })!;
+    expect(money).toEqual({ what: "amount", expected: "30000.00", words: "the amount" });
     for (const ok of ["30000", "30000.00", "30,000.00", "USD 30000", " 30000.0 "]) expect(confirms(money, ok)).toBe(true);
     for (const bad of ["3000", "300000", "30000.01", "", "30000abc", "3e4"]) expect(confirms(money, bad)).toBe(false);
-    const path = confirmationFor({ tool: "delete_path", arguments: { path: "prod/logs" }, approvalsRequired: 2 })!;
-    expect(path).toEqual({ what: "path", expected: "prod/logs" });
-    expect(confirms(path, "prod/logs")).toBe(true);
-    expect(confirms(path, "prod/log")).toBe(false);
-    expect(confirmationFor({ tool: "deploy_service", arguments: { service: "x" }, approvalsRequired: 3 })).toEqual({ what: "tool", expected: "deploy_service" });
+    const path = confirmationFor({ tool: "delete_path", arguments: { path: "prod/logs" }, approvalsRequired: 2, approvals: 1 })!;
+    expect(path).toEqual({ what: "segment", expected: "logs", words: "the last part of the path" });
+    expect(confirms(path, "logs")).toBe(true);
+    expect(confirms(path, "log")).toBe(false);
+    expect(confirmationFor({ tool: "deploy_service", arguments: { service: "x" }, approvalsRequired: 3, approvals: 2 })).toMatchObject({ what: "tool", expected: "deploy_service" });
     const w = await wire(1, at(0), 26_500.5);
-    expect(await checkConfirmation(w.requestId, "26500.50")).toEqual({ ok: true });
-    expect(await checkConfirmation(w.requestId, null)).toMatchObject({ ok: false });
+    const theo = await userId("theo.treasury@countersign.test");
+    // The first of two approvals runs nothing: no confirmation. The second does.
+    expect(await checkConfirmation(w.requestId, theo, null)).toEqual({ ok: true });
+    await decide({ requestId: w.requestId, reviewerId: await userId("tara.treasury@countersign.test"), decision: "approve" }, at(1));
+    expect(await checkConfirmation(w.requestId, theo, "26500.50")).toEqual({ ok: true });
+    expect(await checkConfirmation(w.requestId, theo, null)).toMatchObject({ ok: false });
   });
 });
 

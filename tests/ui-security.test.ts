@@ -150,13 +150,17 @@ describe("decideAction (approve / deny) refuses", () => {
 
   it("a second review by the same reviewer, and a high-risk approval without the typed amount", async () => {
     const { requestId } = await treasuryRequest();
+    // The first of two approvals runs nothing: no typed confirmation.
+    await as("tara");
+    expect(await decideAction(IDLE, form({ requestId, decision: "approve", comment: "" }))).toMatchObject({ status: "done" });
+    // The second completes the quorum: the amount must be typed.
     await as("theo");
-    expectRefused(await decideAction(IDLE, form({ requestId, decision: "approve", comment: "" })), /high-risk request: type the amount \(30000\.00\)/);
+    expectRefused(await decideAction(IDLE, form({ requestId, decision: "approve", comment: "" })), /your approval runs it: type the amount \(30000\.00\)/);
     expectRefused(await decideAction(IDLE, form({ requestId, decision: "approve", comment: "", confirm: "3000" })), /type the amount/);
     expect(await decideAction(IDLE, form({ requestId, decision: "approve", comment: "", confirm: "30,000.00" }))).toMatchObject({ status: "done" });
-    expectRefused(await decideAction(IDLE, form({ requestId, decision: "approve", comment: "", confirm: "30000" })), /already reviewed/);
-    expectRefused(await decideAction(IDLE, form({ requestId, decision: "deny", comment: "changed my mind" })), /already reviewed/);
-    expect(await reviewsOf(requestId)).toBe(1);
+    expectRefused(await decideAction(IDLE, form({ requestId, decision: "approve", comment: "", confirm: "30000" })), /already/);
+    expectRefused(await decideAction(IDLE, form({ requestId, decision: "deny", comment: "changed my mind" })), /already/);
+    expect(await reviewsOf(requestId)).toBe(2);
   });
 });
 

@@ -22,6 +22,11 @@ export type ReviewInput = {
   comment?: string;
   /** The reviewer's passkey confirmation, needed to approve a request whose rule requires a passkey. */
   passkey?: PasskeyProof;
+  /**
+   * For an approval: a check judged under the request's row lock with the other reviewers' approvals so far (the typed
+   * confirmation of the approval that completes a high-risk quorum); a refusal in words, or null.
+   */
+  confirm?: (req: { body: unknown; approvalsRequired: number; approvals: number }) => string | null;
 };
 
 export type ReviewResult =
@@ -73,6 +78,12 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
       let passkey: PasskeyEvidence | undefined;
       if (input.decision === "approve") {
         const { body } = await tx.approvalRequest.findUniqueOrThrow({ where: { id: req.id }, select: { body: true } });
+        if (input.confirm) {
+          // Others' approvals: a second review by this reviewer is refused as such at the insert below.
+          const approvals = await tx.review.count({ where: { requestId: req.id, decision: "approve", reviewerId: { not: reviewer.id } } });
+          const refusal = input.confirm({ body, approvalsRequired: req.approvalsRequired, approvals });
+          if (refusal) throw new Refused(refusal);
+        }
         // A passkey rule: the approval is recorded only with this reviewer's own assertion over this request and
         // these arguments. A denial needs none.
         if (req.requirePasskey) {

@@ -35,13 +35,13 @@ import { terminalize } from "./terminalize";
 
 const PRE_CLAIM = ["awaiting_approval", "retry_wait"];
 
-async function deny(t: Task, cause: DenialCause, now: Date): Promise<boolean> {
+async function deny(t: Task, cause: DenialCause, now: Date, detail?: string): Promise<boolean> {
   const won = await terminalize({
     taskId: t.id,
     fromPhases: PRE_CLAIM,
     generation: t.generation,
-    to: { status: "completed", outcome: deniedNotExecuted(cause) },
-    audit: { type: "task.denied", actor: "system", data: { cause } },
+    to: { status: "completed", outcome: deniedNotExecuted(cause, detail) },
+    audit: { type: "task.denied", actor: "system", data: detail ? { cause, detail } : { cause } },
     now,
   });
   // A request still open at the backend (expiry, failed re-evaluation) is withdrawn: nothing stays pending for
@@ -142,7 +142,7 @@ async function onApproved(t: Task, approval: ApprovalInput, now: Date): Promise<
       await chainRequest(t, re.decision, now);
       return;
     case "deny":
-      await deny(t, re.cause, now);
+      await deny(t, re.cause, now, re.detail);
   }
 }
 

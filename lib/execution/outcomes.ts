@@ -19,9 +19,11 @@ const DENIAL_WORDS: Record<DenialCause, string> = {
   "chain-exhausted": "The call still needed approval after the maximum number of approval requests.",
 };
 
-export function deniedNotExecuted(cause: DenialCause): Completed {
+/** `detail`: the real reason when one is known (the tool's own words, the policy's reason), kept in the result. */
+export function deniedNotExecuted(cause: DenialCause, detail?: string): Completed {
+  const why = detail ? ` ${detail.trim().replace(/([^.!?])$/, "$1.")}` : "";
   return {
-    text: `${DENIAL_WORDS[cause]} The tool did not run, so no side effect occurred. Do not retry this task.`,
+    text: `${DENIAL_WORDS[cause]}${why} The tool did not run, so no side effect occurred. Do not retry this task.`,
     isError: true,
     disposition: "denied-not-executed",
   };

@@ -18,7 +18,7 @@ export type Reevaluation =
   | { next: "allow"; decision: Extract<Decision, { decision: "allow" }> }
   | { next: "request"; decision: Extract<Decision, { decision: "requestable" }> }
   | { next: "retry"; retryAfterMs?: number }
-  | { next: "deny"; cause: DenialCause };
+  | { next: "deny"; cause: DenialCause; detail?: string };
 
 export async function reevaluate(task: Task, approval: ApprovalInput, now: Date): Promise<Reevaluation> {
   // The principal as it is now, and in the same statement the policy's head (so the current policy, and with it
@@ -38,7 +38,8 @@ export async function reevaluate(task: Task, approval: ApprovalInput, now: Date)
     resource = await tool.resource(parsed.data);
   } catch (e) {
     if (e instanceof ToolBusyError) return { next: "retry", retryAfterMs: e.retryAfterMs };
-    if (e instanceof ToolError) return { next: "deny", cause: "binding" };
+    // The tool's own words (e.g. the order has less left to refund than this refund) say why it cannot run now.
+    if (e instanceof ToolError) return { next: "deny", cause: "binding", detail: e.message };
     throw e;
   }
   if (resource.type !== task.resourceType || resource.id !== task.resourceId) return { next: "deny", cause: "binding" };
@@ -73,5 +74,5 @@ export async function reevaluate(task: Task, approval: ApprovalInput, now: Date)
       }),
     );
   }
-  return { next: "deny", cause: "policy" };
+  return { next: "deny", cause: "policy", detail: decision.reason || undefined };
 }

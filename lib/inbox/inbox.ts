@@ -11,6 +11,7 @@
  * The SQL is built by `inboxQuery` so that the benchmark (scripts/bench-inbox.ts) can time and EXPLAIN exactly
  * the query the page runs.
  */
+import { factLines } from "./facts";
 import { db, Prisma } from "@/lib/db/client";
 import { decodeCursor, encodeCursor, type Cursor } from "./cursor";
 import type { InboxParams } from "./params";
@@ -49,6 +50,8 @@ export type InboxItem = RequestListItem & {
   bulk: boolean;
   /** The digest of the arguments the reviewer is shown: a bulk approval is bound to it. */
   argumentsDigest: string;
+  /** The deciding facts in one line (the resource as it is now), for tools that show facts. */
+  facts?: string;
 };
 
 export type InboxPage = {
@@ -222,5 +225,10 @@ export async function inboxPage(signedIn: Viewer, p: InboxParams, now: Date, siz
   // A request whose task no longer waits on it is about to be withdrawn: nothing to act on.
   const page = window.filter((r) => r.taskWaits !== false && (r.taskStatus === "working" || r.taskStatus === "input_required"));
   const n = count[0]?.n ?? 0;
-  return { now: now.toISOString(), items: page.map(toItem), next, prev, total: Math.min(n, COUNT_CAP), totalCapped: n > COUNT_CAP };
+  const lines = await factLines(page.map((r) => r.taskId), page.map((r) => r.tool ?? ""), now);
+  const items = page.map((r) => {
+    const line = lines.get(r.taskId);
+    return line ? { ...toItem(r), facts: line } : toItem(r);
+  });
+  return { now: now.toISOString(), items, next, prev, total: Math.min(n, COUNT_CAP), totalCapped: n > COUNT_CAP };
 }

@@ -24,8 +24,10 @@ export function describeOutcome(input: {
   approvalsRequired: number;
   /** The tool's own words about what happened, if it ran. */
   resultText?: string | null;
+  /** Why the re-check after approval refused the call, as stored (e.g. "Order O-2289 has EUR 30.00 left ..."). */
+  denialDetail?: string | null;
 }): Outcome {
-  const { tool, requestStatus, taskStatus, disposition, approvals, approvalsRequired, resultText } = input;
+  const { tool, requestStatus, taskStatus, disposition, approvals, approvalsRequired, resultText, denialDetail } = input;
   const ran = RAN[tool] ?? "the tool ran";
   const detail = resultText ?? undefined;
   switch (requestStatus) {
@@ -48,7 +50,9 @@ export function describeOutcome(input: {
         case "outcome-unknown":
           return { tone: "warning", title: "Approved — the tool was started but its outcome is unknown", detail };
         case "denied-not-executed":
-          return { tone: "neutral", title: "Approved, but the policy re-check refused it — the tool did not run", detail };
+          return denialDetail
+            ? { tone: "warning", title: `Approved, but it did not run: ${denialDetail}`, detail }
+            : { tone: "warning", title: "Approved, but the re-check refused it — the tool did not run", detail };
         default:
           if (taskStatus === "cancelled") return { tone: "neutral", title: "Approved, but the agent cancelled — the tool did not run" };
           if (taskStatus === "failed") return { tone: "danger", title: "Approved, but the task failed", detail };
@@ -65,6 +69,18 @@ export function describeOutcome(input: {
     default:
       return { tone: "neutral", title: `Status: ${requestStatus}` };
   }
+}
+
+/**
+ * The status badge beside a request's title: an approved request whose call did not run, or failed, is not shown
+ * as "approved" (green) but as what happened.
+ */
+export function badgeStatus(requestStatus: string, disposition?: string | null): string {
+  if (requestStatus !== "approved") return requestStatus;
+  if (disposition === "denied-not-executed") return "not run";
+  if (disposition === "execution-error") return "failed";
+  if (disposition === "outcome-unknown") return "outcome unknown";
+  return requestStatus;
 }
 
 /** What the decide action answers the request page with. */

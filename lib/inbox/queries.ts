@@ -10,9 +10,12 @@ import { canonicalJson, digest } from "@/lib/canonical";
 import { db } from "@/lib/db/client";
 import { splitQualifiedName, upstreamStanding } from "@/lib/gateway/names";
 import { readBody, summaryOf } from "./body";
+import { consequenceOf, type Consequence } from "./consequence";
+import { factsFor, type RequestFacts } from "./facts";
 import { confirmationFor, type Confirmation } from "./high-risk";
+import { denialDetailOf } from "@/lib/execution/denial-detail";
 import type { Viewer } from "./inbox";
-import { describeOutcome, type Outcome } from "./outcome";
+import { badgeStatus, describeOutcome, type Outcome } from "./outcome";
 import { timelineFor, type TimelineEntry } from "./timeline";
 
 export type { Viewer } from "./inbox";
@@ -95,6 +98,14 @@ export type RequestView = {
   executionDeadline: string | null;
   resultText: string | null;
   outcome: Outcome;
+  /** The status badge's word: "approved" only when the call ran (or is running). */
+  badge: string;
+  /** The resource as it is now and the other pending requests on it (null once redacted, or without a task). */
+  facts: RequestFacts | null;
+  /** For a reviewer who may act: what their approval does (final or not, and the Approve button's words). */
+  consequence: Consequence | null;
+  /** Who decided the request and how, once decided by a review. */
+  decidedBy: { name: string; decision: "approve" | "deny"; at: string } | null;
   /** Nothing more will happen: the page stops refreshing itself. */
   settled: boolean;
   /** Null when this viewer may approve or deny now; otherwise why not, in words. */
@@ -118,15 +129,28 @@ export function whyCannotAct(
   now: Date,
   /** Whether the viewer is an eligible reviewer of it now (lib/approvals/eligibility.ts). */
   eligible: boolean,
+  decidedBy: { name: string; decision: "approve" | "deny" } | null = null,
 ): string | null {
+  if (r.status === "expired" || (r.status === "pending" && r.deadline.getTime() <= now.getTime())) {
+    return "This request expired: nobody decided it before its deadline, and the call will not run.";
+  }
+  if (r.status === "cancelled") return "The agent withdrew this request, so there is nothing left to decide.";
+  if (r.status === "denied" && decidedBy) return `${decidedBy.name} denied this request.`;
+  if (r.status === "approved" && decidedBy) return `${decidedBy.name} gave the approval that decided this request.`;
   if (r.status !== "pending") return "This request has already been decided.";
-  if (r.deadline.getTime() <= now.getTime()) return "The deadline for this request has passed.";
   if (r.requesterUserId === viewer.id) return "You asked for this call, so someone else must approve it.";
   if (reviewerIds.includes(viewer.id)) return "You have already reviewed this request; another approver must decide.";
   if (viewer.role === "admin") return "Admins can read requests but do not review them.";
   if (!eligible) {
     return `Only ${offeredGroupsWords(r)} reviewers may decide this request.`;
   }
+  return null;
+}
+
+/** The review that decided a request: its denial, or the last approval of an approved one. */
+export function decidingReview<T extends { decision: string }>(status: string, reviews: T[]): T | null {
+  if (status === "denied") return reviews.find((v) => v.decision === "deny") ?? null;
+  if (status === "approved") return reviews.filter((v) => v.decision === "approve").at(-1) ?? null;
   return null;
 }
 
@@ -194,7 +218,13 @@ export async function requestFor(id: string, signedIn: Viewer, now: Date): Promi
   const approvals = r.reviews.filter((v) => v.decision === "approve").length;
   const tool = body.tool ?? "unknown";
   const resultText = resultTextOf(task?.result);
-  const cannotAct = whyCannotAct(r, r.reviews.map((v) => v.reviewerId), viewer, now, await isEligibleReviewer(viewer.id, r, now));
+  const decider = decidingReview(r.status, r.reviews);
+  const decidedBy = decider ? { name: decider.reviewer.name, decision: decider.decision as "approve" | "deny", at: (r.decidedAt ?? decider.createdAt).toISOString() } : null;
+  const cannotAct = whyCannotAct(r, r.reviews.map((v) => v.reviewerId), viewer, now, await isEligibleReviewer(viewer.id, r, now), decidedBy);
+  const [facts, denialDetail] = await Promise.all([
+    redacted ? Promise.resolve(null) : factsFor(r.taskId, now),
+    task?.disposition === "denied-not-executed" ? denialDetailOf(r.taskId) : Promise.resolve(null),
+  ]);
   const waitsOnThis = task?.handle === r.id;
   const settled =
     !task ||
@@ -288,13 +318,18 @@ export async function requestFor(id: string, signedIn: Viewer, now: Date): Promi
       approvals,
       approvalsRequired: r.approvalsRequired,
       resultText,
+      denialDetail,
     }),
+    badge: badgeStatus(r.status, task?.disposition),
+    facts,
+    consequence: cannotAct === null && facts ? consequenceOf({ approvals, approvalsRequired: r.approvalsRequired, effect: facts.effect, blocked: facts.blocked }) : null,
+    decidedBy,
     settled,
     cannotAct,
     canAsk: cannotAct === null && waitsOnThis && task?.status === "working" && task?.phase === "awaiting_approval",
     questionOpen: waitsOnThis && task?.status === "input_required",
     requirePasskey: r.requirePasskey,
-    confirmation: cannotAct === null ? confirmationFor({ tool, arguments: args, approvalsRequired: r.approvalsRequired }) : null,
+    confirmation: cannotAct === null ? confirmationFor({ tool, arguments: args, approvalsRequired: r.approvalsRequired, approvals }) : null,
     toolInfo: body.toolInfo ?? null,
     toolStanding: standing,
   };

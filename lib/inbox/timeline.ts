@@ -90,7 +90,7 @@ export function describeEvent(e: Event, actorName: string): TimelineEntry {
     case "execution.retry-scheduled":
       return { ...base, title: `Execution postponed (attempt ${num(d.attempt) ?? "?"}); retry scheduled`, tone: "pending" };
     case "task.denied":
-      return { ...base, title: `Task ended denied-not-executed: ${CAUSE[str(d.cause) ?? ""] ?? "the tool did not run"}`, tone: "danger" };
+      return { ...base, title: `Task ended denied-not-executed: ${CAUSE[str(d.cause) ?? ""] ?? "the tool did not run"}${str(d.detail) ? ` (${str(d.detail)})` : ""}`, tone: "danger" };
     case "task.cancelled":
       return { ...base, title: `${actorName} cancelled the task; the tool did not run`, tone: "neutral" };
     case "task.failed":

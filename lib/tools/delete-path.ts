@@ -83,6 +83,9 @@ export const deletePath: ToolDef<Args> = {
     const link = resource.properties.kind === "symlink" ? ", not what it points to" : "";
     return `Delete ${kind} ${resource.id} in the sandbox${link}${asked}`.replace(/ {2,}/g, " ");
   },
+  effect(args) {
+    return { does: `deletes ${args.path} from the sandbox`, button: `delete ${args.path.split("/").filter(Boolean).pop() ?? args.path}` };
+  },
   async run(args, ctx) {
     let target: SandboxTarget;
     try {

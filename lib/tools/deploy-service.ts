@@ -38,6 +38,9 @@ export const deployService: ToolDef<Args> = {
   summary(args) {
     return `Deploy ${args.service} ${canonicalVersion(args.version)} to ${args.environment}`;
   },
+  effect(args) {
+    return { does: `deploys ${args.service} ${canonicalVersion(args.version)} to ${args.environment}`, button: `deploy to ${args.environment}` };
+  },
   async run(args, ctx) {
     const version = canonicalVersion(args.version);
     const d = await db().deployment.create({

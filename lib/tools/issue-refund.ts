@@ -6,7 +6,8 @@
 import { z } from "zod";
 import { db } from "../db/client";
 import { formatMoney, toCents } from "./money";
-import { ToolError, ToolInputError, type ToolDef } from "./types";
+import { pendingSum, plural } from "./facts-words";
+import { ToolError, ToolInputError, type ToolDef, type ToolFacts } from "./types";
 
 const schema = z
   .object({
@@ -33,6 +34,39 @@ async function load(args: Args) {
     throw new ToolInputError(`Order ${order.id} has ${formatMoney(refundable, order.currency)} left to refund; ${formatMoney(cents, order.currency)} is more than that.`);
   }
   return { order, refundable, cents };
+}
+
+/**
+ * The order as it is now: its total, what is left to refund, the refunds already issued on it and the other
+ * pending refund requests; blocked when this refund no longer fits what is left.
+ */
+async function refundFacts(args: Args, pending: { amountMinor: number | null; currency: string | null }[]): Promise<ToolFacts> {
+  const order = await db().order.findUnique({ where: { id: args.order_id }, include: { refunds: { select: { amountCents: true } } } });
+  if (!order) return { facts: [], line: `Order ${args.order_id} does not exist`, blocked: `Order ${args.order_id} does not exist.` };
+  const money = (c: number) => formatMoney(c, order.currency);
+  const left = order.totalCents - order.refundedCents;
+  const issued = order.refunds.reduce((n, r) => n + r.amountCents, 0);
+  const waiting = pendingSum(pending, order.currency);
+  const asked = args.amount === undefined ? left : Math.round(args.amount * 100);
+  const facts = [
+    { label: "Order total", value: money(order.totalCents) },
+    { label: "Left to refund", value: money(left) },
+    { label: "Refunds issued", value: order.refunds.length ? `${plural(order.refunds.length, "refund")}, ${money(issued)}` : "none" },
+    { label: "Other pending refund requests", value: pending.length ? `${plural(pending.length, "request")}, ${money(waiting)}` : "none" },
+  ];
+  const line = `Order ${money(order.totalCents)}, ${money(left)} left${order.refunds.length ? `, ${plural(order.refunds.length, "refund")} issued` : ""}${
+    pending.length ? `, ${pending.length} other pending` : ""
+  }`;
+  const effect = {
+    does: `refunds ${money(asked)} on order ${order.id}`,
+    button: `refund ${money(asked)}`,
+  };
+  if (left <= 0) return { facts, line, effect, blocked: `Order ${order.id} has nothing left to refund.` };
+  if (asked > left) return { facts, line, effect, blocked: `Order ${order.id} has ${money(left)} left to refund; this refund is ${money(asked)}.` };
+  if (asked + waiting > left) {
+    return { facts, line, effect, caution: `This refund and the other pending ones on order ${order.id} add up to ${money(asked + waiting)}, more than the ${money(left)} left: not all of them can run.` };
+  }
+  return { facts, line, effect };
 }
 
 export const issueRefund: ToolDef<Args> = {
@@ -64,6 +98,9 @@ export const issueRefund: ToolDef<Args> = {
   },
   summary(args, resource) {
     return `${formatMoney(Number(resource.properties.amount_cents), String(resource.properties.currency))} refund on order ${resource.id}`;
+  },
+  facts(args, ctx) {
+    return refundFacts(args, ctx.pending);
   },
   async run(args, ctx) {
     const { order, cents } = await load(args);

@@ -20,6 +20,26 @@ export type ToolRunContext = {
   deadline?: Date;
 };
 
+/** Another approval request waiting on the same resource (read by lib/inbox/facts.ts, given to a tool's `facts`). */
+export type PendingOnResource = { requestId: string; summary: string; amountMinor: number | null; currency: string | null };
+
+/** The resource as it is now, in the words a reviewer reads before deciding (a tool's optional `facts` hook). */
+export type ToolFacts = {
+  /** Label and value pairs, e.g. { label: "Left to refund", value: "EUR 30.00" }. */
+  facts: { label: string; value: string }[];
+  /** The same in one short line, for the inbox row. */
+  line: string;
+  /** Set when the call can no longer run as asked: why, e.g. "Order O-2289 has EUR 30.00 left to refund ...". */
+  blocked?: string;
+  /** Set when it can run, but not together with every other pending request on the resource. */
+  caution?: string;
+  /** What approving does, when it needs the resource's state to say (the order's currency). */
+  effect?: ToolEffect;
+};
+
+/** What approving does, in words: `does` completes "approving ... now", `button` completes "Approve and ...". */
+export type ToolEffect = { does: string; button: string };
+
 /** What a run produced. `content` and `isError` are set by tools that return a result as another server gave it. */
 export type ToolRunResult = { text: string; structured?: Record<string, unknown>; content?: unknown[]; isError?: boolean };
 
@@ -57,6 +77,13 @@ export type ToolDef<A = any> = {
    * before an approved call is claimed, so the call is retried within the approval's validity, never lost.
    */
   ready?(): Promise<void>;
+  /**
+   * The resource as it is now, read for a reviewer (never for policy): what decides whether to approve. `pending`
+   * are the other approval requests waiting on the same resource. Tools without state to show (gateway tools) have none.
+   */
+  facts?(args: A, ctx: { now: Date; pending: PendingOnResource[] }): Promise<ToolFacts>;
+  /** What approving this call does, in words. Without it a reviewer reads "runs <tool> with these arguments". */
+  effect?(args: A): ToolEffect;
   /** Performs the side effect once; returns what happened in words. Throws ToolError on failure. */
   run(args: A, ctx: ToolRunContext): Promise<ToolRunResult>;
 };

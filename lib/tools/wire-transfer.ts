@@ -7,7 +7,8 @@
 import { z } from "zod";
 import { db } from "../db/client";
 import { formatMoney, toCents } from "./money";
-import { ToolInputError, type ToolDef } from "./types";
+import { pendingSum, plural } from "./facts-words";
+import { ToolInputError, type ToolDef, type ToolFacts } from "./types";
 
 const schema = z
   .object({
@@ -26,6 +27,29 @@ function cents(args: Args): number {
   }
 }
 
+/** How far back a reviewer is shown what was sent to the same account. */
+export const RECENT_TRANSFERS_DAYS = 30;
+
+/** What was sent to the account in the last 30 days, and the other transfers to it waiting for approval. */
+async function transferFacts(args: Args, now: Date, pending: { amountMinor: number | null; currency: string | null }[]): Promise<ToolFacts> {
+  const since = new Date(now.getTime() - RECENT_TRANSFERS_DAYS * 86_400_000);
+  const sent = await db().transfer.aggregate({
+    where: { toAccount: args.to, currency: "USD", createdAt: { gte: since, lte: now } },
+    _sum: { amountCents: true },
+    _count: true,
+  });
+  const sentCents = Number(sent._sum.amountCents ?? 0n);
+  const waiting = pendingSum(pending, "USD");
+  const sentWords = sent._count ? `${formatMoney(sentCents, "USD")} in ${plural(sent._count, "transfer")}` : "nothing";
+  return {
+    facts: [
+      { label: `Sent to ${args.to} in the last ${RECENT_TRANSFERS_DAYS} days`, value: sentWords },
+      { label: "Other pending transfers to it", value: pending.length ? `${plural(pending.length, "request")}, ${formatMoney(waiting, "USD")}` : "none" },
+    ],
+    line: `${RECENT_TRANSFERS_DAYS} days to ${args.to}: ${sentWords}${pending.length ? `; ${pending.length} other pending (${formatMoney(waiting, "USD")})` : ""}`,
+  };
+}
+
 export const wireTransfer: ToolDef<Args> = {
   name: "wire_transfer",
   title: "Send a wire transfer",
@@ -41,6 +65,13 @@ export const wireTransfer: ToolDef<Args> = {
   },
   summary(args) {
     return `${formatMoney(cents(args), "USD")} wire transfer to ${args.to}`;
+  },
+  facts(args, ctx) {
+    return transferFacts(args, ctx.now, ctx.pending);
+  },
+  effect(args) {
+    const amount = formatMoney(cents(args), "USD");
+    return { does: `sends ${amount} to ${args.to}`, button: `send ${amount}` };
   },
   async run(args, ctx) {
     const amount = cents(args);

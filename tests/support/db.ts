@@ -3,6 +3,8 @@ import { db } from "../../lib/db/client";
 import { DEMO_AGENTS, seedDemo } from "../../lib/db/seed";
 import { authenticateAgent } from "../../lib/auth/agents";
 import type { Principal } from "../../lib/tasks/types";
+import type { Viewer } from "../../lib/inbox/inbox";
+import { callTool } from "../../lib/tasks/call";
 
 export async function resetDb(): Promise<void> {
   const tables = await db().$queryRaw<{ tablename: string }[]>`
@@ -42,4 +44,17 @@ export async function rowsWritten() {
     db().deployment.count(),
   ]);
   return { tasks, intents, requests, audit, refunds, transfers, deployments };
+}
+
+/** A demo user as the inbox and request page see them. */
+export async function viewer(email: string): Promise<Viewer> {
+  const u = await db().user.findUniqueOrThrow({ where: { email } });
+  return { id: u.id, role: u.role, groups: u.groups };
+}
+
+/** A call that policy holds for approval, as a task and its approval request. */
+export async function gated(agent: Principal, tool: string, args: unknown, now: Date): Promise<{ taskId: string; requestId: string }> {
+  const out = await callTool(agent, tool, args, { tasks: true }, now);
+  if (out.kind !== "task") throw new Error(`expected a task, got ${JSON.stringify(out)}`);
+  return { taskId: out.task.taskId, requestId: await requestIdOf(out.task.taskId) };
 }

@@ -5,7 +5,7 @@ import { headers } from "next/headers";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/server";
 import { z } from "zod";
 import { authorizeAction, REVIEW_ROLES } from "@/lib/auth/session";
-import { checkConfirmation } from "@/lib/inbox/high-risk";
+import { checkConfirmation, confirmationRefusal } from "@/lib/inbox/high-risk";
 import { describeOutcome, type AskState, type DecisionState } from "@/lib/inbox/outcome";
 import { askRequester } from "@/lib/tasks/ask";
 import { decide } from "@/lib/tasks/decide";
@@ -58,8 +58,9 @@ export async function decideAction(_prev: DecisionState, formData: FormData): Pr
   }
   const { requestId, decision } = parsed.data;
 
+  const typed = text(formData.get("confirm")) || null;
   if (decision === "approve") {
-    const confirmed = await checkConfirmation(requestId, text(formData.get("confirm")) || null);
+    const confirmed = await checkConfirmation(requestId, who.user.id, typed);
     if (!confirmed.ok) return { status: "error", message: confirmed.error, field: "confirm" };
   }
 
@@ -73,7 +74,9 @@ export async function decideAction(_prev: DecisionState, formData: FormData): Pr
     passkey = { nonce: nonce.data, response, rp };
   }
 
-  const result = await decide({ requestId, reviewerId: who.user.id, decision, comment: parsed.data.comment || undefined, passkey }, new Date());
+  // The confirmation is judged again under the request's lock: an approval that became the final one meanwhile needs it.
+  const confirm = (req: Parameters<typeof confirmationRefusal>[0]) => confirmationRefusal(req, typed);
+  const result = await decide({ requestId, reviewerId: who.user.id, decision, comment: parsed.data.comment || undefined, passkey, confirm }, new Date());
   revalidatePath(`/requests/${requestId}`);
   revalidatePath("/inbox");
   if (!result.ok) return { status: "error", message: result.error };
@@ -87,6 +90,8 @@ export async function decideAction(_prev: DecisionState, formData: FormData): Pr
           requestStatus: result.requestStatus,
           taskStatus: result.taskStatus,
           disposition: result.disposition,
+          resultText: result.resultText,
+          denialDetail: result.denialDetail,
           approvals: 0,
           approvalsRequired: 0,
         });

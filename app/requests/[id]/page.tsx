@@ -10,6 +10,7 @@ import { KeyboardShortcuts } from "@/components/KeyboardShortcuts";
 import { NextRequestLink } from "@/components/NextRequestLink";
 import { Notice } from "@/components/Notice";
 import { OutcomeBanner } from "@/components/OutcomeBanner";
+import { hasFacts, RequestFacts } from "@/components/RequestFacts";
 import { Field, Section } from "@/components/Section";
 import { StatusBadge } from "@/components/StatusBadge";
 import { Timeline } from "@/components/Timeline";
@@ -55,7 +56,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
   const remaining = Math.max(req.approvalsRequired - req.approvals, 0);
 
   return (
-    <div className="space-y-4">
+    <div className={`space-y-4 ${req.cannotAct === null ? "pb-36 lg:pb-0" : ""}`}>
       <AutoRefresh active={!req.settled} ms={3_000} />
       {user.role === "reviewer" && <KeyboardShortcuts scope="request" requestId={req.id} />}
       <Link href={req.status === "pending" ? "/inbox" : "/history"} className="text-sm text-slate-700 underline-offset-2 hover:underline">
@@ -67,7 +68,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
           <h1 className="text-xl font-semibold tracking-tight [overflow-wrap:anywhere]" data-testid="request-summary">
             {req.summary}
           </h1>
-          <StatusBadge status={req.status} />
+          <StatusBadge status={req.badge} />
         </div>
         <p className="text-sm text-slate-700">
           <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-800">{req.tool}</span>
@@ -87,42 +88,51 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
       )}
 
       <div className="grid gap-4 lg:grid-cols-[3fr_2fr]">
-        {/* On a phone the sections stack as: call, clocks, policy, approvals, decision, questions, timeline, record. */}
+        {/*
+          On a phone the sections stack as: the facts that decide, the call, the decision (its buttons stay in a bar
+          at the bottom of the screen), clocks, policy, approvals, questions, timeline, record; digests and ids are folded.
+        */}
         <div className="contents lg:block lg:min-w-0 lg:space-y-4">
-          <Section title="What the agent wants to run" id="args-heading" className="order-1">
+          {req.status === "pending" && hasFacts(req.facts) && (
+            <Section title="As it is now" id="facts-heading" className="order-1" testId="facts">
+              <RequestFacts facts={req.facts} />
+            </Section>
+          )}
+          <Section title="What the agent wants to run" id="args-heading" className="order-2">
             {req.redacted ? (
               <p className="text-sm text-slate-700">The arguments were deleted at the end of the task&apos;s retention; the digest below remains.</p>
             ) : (
               <ArgumentsTable args={req.arguments} />
             )}
-            <div className="mt-4 space-y-1">
-              {!req.redacted && (
-                <>
-                  <h3 className="text-xs font-medium text-slate-600">Canonical JSON (RFC 8785)</h3>
-                  <pre
-                    className="rounded-md bg-slate-900 px-3 py-2 font-mono text-xs break-all whitespace-pre-wrap text-slate-100"
-                    data-testid="canonical-json"
-                  >
-                    {req.canonicalArguments}
-                  </pre>
-                </>
-              )}
-              <p className="flex flex-wrap items-center gap-2 text-xs text-slate-700">
-                <span className="font-mono break-all" data-testid="arguments-digest">
-                  {req.argumentsDigest ?? "no digest recorded"}
-                </span>
-                {req.digestMatches === true && (
-                  <span className="rounded-full bg-emerald-50 px-2 py-0.5 text-emerald-900 ring-1 ring-emerald-600/20 ring-inset">
-                    matches the arguments shown
-                  </span>
-                )}
-                {req.digestMatches === false && (
-                  <span className="rounded-full bg-red-50 px-2 py-0.5 text-red-900 ring-1 ring-red-600/20 ring-inset">
-                    does not match the arguments shown — do not approve
-                  </span>
-                )}
+            {req.digestMatches === false && (
+              <p className="mt-3 rounded-md bg-red-50 px-3 py-2 text-sm text-red-900 ring-1 ring-red-600/20 ring-inset" data-testid="digest-mismatch">
+                The recorded digest does not match the arguments shown — do not approve.
               </p>
-            </div>
+            )}
+            <details className="mt-4 rounded-md border border-slate-200 px-3 py-2" data-testid="digest-details">
+              <summary className="cursor-pointer text-sm text-slate-700">
+                Canonical JSON and digest
+                {req.digestMatches === true && <span className="ml-2 text-xs text-emerald-900">(matches the arguments shown)</span>}
+              </summary>
+              <div className="mt-2 space-y-1">
+                {!req.redacted && (
+                  <>
+                    <h3 className="text-xs font-medium text-slate-600">Canonical JSON (RFC 8785)</h3>
+                    <pre
+                      className="rounded-md bg-slate-900 px-3 py-2 font-mono text-xs break-all whitespace-pre-wrap text-slate-100"
+                      data-testid="canonical-json"
+                    >
+                      {req.canonicalArguments}
+                    </pre>
+                  </>
+                )}
+                <p className="text-xs text-slate-700">
+                  <span className="font-mono break-all" data-testid="arguments-digest">
+                    {req.argumentsDigest ?? "no digest recorded"}
+                  </span>
+                </p>
+              </div>
+            </details>
             {req.toolInfo && (
               <div className="mt-4 rounded-md border border-slate-200 p-3" data-testid="tool-description">
                 <h3 className="text-xs font-semibold tracking-wide text-slate-600 uppercase">What the tool says it does</h3>
@@ -150,19 +160,21 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
             )}
           </Section>
 
-          <Section title="Your decision" id="decision-heading" className="order-5">
+          <Section title="Your decision" id="decision-heading" className="order-3">
             <DecisionPanel
               requestId={req.id}
               tool={req.tool}
               cannotAct={req.cannotAct}
               confirmation={req.confirmation}
+              consequence={req.consequence}
+              decidedAt={req.decidedBy ? req.decidedBy.at : null}
               action={decideAction}
               after={<NextRequestLink from={req.id} />}
               passkey={req.requirePasskey ? { registered: (await listPasskeys(user.id)).length > 0, challenge: passkeyChallengeAction } : null}
             />
           </Section>
 
-          <Section title="Questions to the requester" id="questions-heading" className="order-6" testId="questions">
+          <Section title="Questions to the requester" id="questions-heading" className="order-7" testId="questions">
             {req.clarifications.length === 0 ? (
               <p className="text-sm text-slate-600">No questions asked.</p>
             ) : (
@@ -188,13 +200,13 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
             {(req.canAsk || (req.cannotAct === null && req.questionOpen)) && <AskPanel requestId={req.id} canAskNow={req.canAsk} action={askAction} />}
           </Section>
 
-          <Section title="Timeline" id="timeline-heading" className="order-7">
+          <Section title="Timeline" id="timeline-heading" className="order-8">
             <Timeline entries={req.timeline} />
           </Section>
         </div>
 
         <div className="contents lg:block lg:min-w-0 lg:space-y-4">
-          <Section title="Clocks" id="clocks-heading" className="order-2">
+          <Section title="Clocks" id="clocks-heading" className="order-4">
             <dl>
               <Field label="Request deadline">
                 {formatWhen(req.deadline)}
@@ -223,7 +235,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
             </dl>
           </Section>
 
-          <Section title="Why it needs approval" id="policy-heading" className="order-3">
+          <Section title="Why it needs approval" id="policy-heading" className="order-5">
             <p className="text-sm text-slate-900">{req.reason || "No reason recorded."}</p>
             <dl className="mt-2">
               <Field label="Policy rule">
@@ -263,7 +275,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
             </dl>
           </Section>
 
-          <Section title={`Approvals ${req.approvals} of ${req.approvalsRequired}`} id="reviews-heading" className="order-4">
+          <Section title={`Approvals ${req.approvals} of ${req.approvalsRequired}`} id="reviews-heading" className="order-6">
             <div
               className="mb-3 flex gap-1"
               role="img"
@@ -297,14 +309,8 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
             )}
           </Section>
 
-          <Section title="Record" id="record-heading" className="order-8">
+          <Section title="Record" id="record-heading" className="order-9">
             <dl>
-              <Field label="Request">
-                <span className="font-mono text-xs break-all">{req.id}</span>
-              </Field>
-              <Field label="Task">
-                <span className="font-mono text-xs break-all">{req.taskId}</span>
-              </Field>
               <Field label="Task status">
                 <span data-testid="task-status">
                   {req.taskStatus ?? "—"}
@@ -318,10 +324,21 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
                   </span>
                 </Field>
               )}
-              <Field label="Body digest">
-                <span className="font-mono text-xs break-all">{req.bodyDigest}</span>
-              </Field>
             </dl>
+            <details className="mt-2" data-testid="record-details">
+              <summary className="cursor-pointer text-sm text-slate-700">Ids and digests</summary>
+              <dl>
+                <Field label="Request">
+                  <span className="font-mono text-xs break-all">{req.id}</span>
+                </Field>
+                <Field label="Task">
+                  <span className="font-mono text-xs break-all">{req.taskId}</span>
+                </Field>
+                <Field label="Body digest">
+                  <span className="font-mono text-xs break-all">{req.bodyDigest}</span>
+                </Field>
+              </dl>
+            </details>
           </Section>
         </div>
       </div>
