@@ -121,3 +121,18 @@ test("someone else decided while you were typing: your draft stays, and the page
   await sasha.context.close();
   await sid.context.close();
 });
+
+test("times read in the reviewer's own time zone, with how long ago; the page's text follows its own direction", async ({ browser, request }, testInfo) => {
+  const account = `acct-tz-${unique()}`;
+  const taskId = await gatedCall(request, OPS_BOT, "wire_transfer", { to: account, amount: 30_000 });
+  // A reviewer in Tokyo: the server renders UTC, the browser switches to its own zone once it takes over.
+  const context = await browser.newContext({ baseURL: testInfo.project.use.baseURL, timezoneId: "Asia/Tokyo" });
+  const page = await context.newPage();
+  await signIn(page, TARA.email);
+  await openFromInbox(page, account, taskId);
+  const asked = page.locator("header time[data-local]");
+  await expect(asked).toHaveText(/^\d{1,2} \w{3} \d{4}, \d\d:\d\d GMT\+9 \((just now|\d+ min ago)\)$/);
+  expect(await asked.getAttribute("datetime")).toMatch(/Z$/);
+  await expect(page.getByTestId("request-summary")).toHaveAttribute("dir", "auto");
+  await context.close();
+});

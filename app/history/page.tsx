@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Notice } from "@/components/Notice";
 import { OUTCOME_LABELS, OutcomeBadge } from "@/components/OutcomeBadge";
-import { formatWhen } from "@/components/when";
+import { LocalTime } from "@/components/LocalTime";
 import { hasRole, requireUser, VIEW_ROLES } from "@/lib/auth/session";
 import { historyPage } from "@/lib/inbox/history";
 import { OUTCOMES, toQuery } from "@/lib/inbox/params";
@@ -102,15 +102,15 @@ export default async function HistoryPage({ searchParams }: { searchParams: Prom
             <tbody>
               {page.items.map((r) => (
                 <tr key={r.id} className="border-b border-slate-100 align-top last:border-0" data-testid="history-item">
-                  <td className="px-3 py-2 text-xs whitespace-nowrap text-slate-700">{formatWhen(r.decidedAt)}</td>
+                  <td className="px-3 py-2 text-xs text-slate-700"><LocalTime iso={r.decidedAt} /></td>
                   <td className="px-3 py-2">
                     <Link href={`/requests/${r.id}`} className="font-medium text-indigo-800 underline-offset-2 hover:underline [overflow-wrap:anywhere]">
-                      {r.summary}
+                      <bdi>{r.summary}</bdi>
                     </Link>
                     <span className="block font-mono text-xs text-slate-600">{r.tool}</span>
                   </td>
                   <td className="px-3 py-2 text-slate-800">
-                    {r.requesterName}
+                    <bdi>{r.requesterName}</bdi>
                     <span className="block text-xs text-slate-600">via {r.agentName}</span>
                   </td>
                   <td className="px-3 py-2 font-mono text-xs text-slate-800">{r.ruleKey ? `${r.ruleKey} v${r.ruleVersion}` : "—"}</td>

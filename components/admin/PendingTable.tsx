@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { formatWhen } from "@/components/when";
+import { LocalTime } from "@/components/LocalTime";
 import type { PendingRow, WaitingOn } from "@/lib/admin/pending";
 
 /** One pending request as the table shows it: the row, whom it waits on, and its deadline as an ISO string. */
@@ -62,7 +62,7 @@ export function PendingTable({ items }: { items: PendingItem[] }) {
                 )}
                 {r.stuck && r.eligible.length > 0 && <span className="mt-1 block text-xs font-medium text-red-800">Fewer people may approve than approvals are needed</span>}
               </td>
-              <td className="px-3 py-2 text-xs whitespace-nowrap text-slate-700">{formatWhen(r.deadline)}</td>
+              <td className="px-3 py-2 text-xs text-slate-700"><LocalTime iso={r.deadline} /></td>
             </tr>
           ))}
         </tbody>

@@ -15,6 +15,7 @@ import { Field, Section } from "@/components/Section";
 import { StatusBadge } from "@/components/StatusBadge";
 import { Timeline } from "@/components/Timeline";
 import { formatDurationSec, formatWhen } from "@/components/when";
+import { LocalTime } from "@/components/LocalTime";
 import { hasRole, requireUser, VIEW_ROLES } from "@/lib/auth/session";
 import { SealedRecordError } from "@/lib/crypto/seal";
 import { requestFor } from "@/lib/inbox/queries";
@@ -65,7 +66,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
 
       <header className="space-y-1">
         <div className="flex flex-wrap items-center gap-2">
-          <h1 className="text-xl font-semibold tracking-tight [overflow-wrap:anywhere]" data-testid="request-summary">
+          <h1 dir="auto" className="text-xl font-semibold tracking-tight [overflow-wrap:anywhere]" data-testid="request-summary">
             {req.summary}
           </h1>
           <StatusBadge status={req.badge} />
@@ -74,7 +75,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
           <span className="rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-800">{req.tool}</span>
           <span className="ml-2">
             asked by <strong className="font-medium text-slate-900">{req.requesterName}</strong> via{" "}
-            <strong className="font-medium text-slate-900">{req.agentName}</strong>, {formatWhen(req.createdAt)}
+            <strong className="font-medium text-slate-900">{req.agentName}</strong>, <LocalTime iso={req.createdAt} />
           </span>
         </p>
       </header>
@@ -149,7 +150,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
               <div className="mt-4 rounded-md border border-slate-200 bg-slate-50 p-3" data-testid="submission-input">
                 <h3 className="text-xs font-semibold tracking-wide text-slate-600 uppercase">The requester&apos;s justification</h3>
                 {req.input.justification && (
-                  <p className="mt-1 text-sm whitespace-pre-wrap text-slate-900 [overflow-wrap:anywhere]">{req.input.justification}</p>
+                  <p dir="auto" className="mt-1 text-sm whitespace-pre-wrap text-slate-900 [overflow-wrap:anywhere]">{req.input.justification}</p>
                 )}
                 {req.input.ticket && (
                   <p className="mt-1 text-sm text-slate-700">
@@ -182,13 +183,13 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
                 {req.clarifications.map((c) => (
                   <li key={c.id} className="text-sm">
                     <p className="text-slate-900 [overflow-wrap:anywhere] whitespace-pre-wrap">
-                      <span className="font-medium">{c.askedBy}</span> asked: {c.question}
+                      <span className="font-medium">{c.askedBy}</span> asked: <bdi>{c.question}</bdi>
                     </p>
-                    <p className="text-xs text-slate-600">{formatWhen(c.askedAt)}</p>
+                    <p className="text-xs text-slate-600"><LocalTime iso={c.askedAt} /></p>
                     {c.answer !== null ? (
                       <p className="mt-1 border-l-2 border-sky-300 pl-2 whitespace-pre-wrap text-slate-900 [overflow-wrap:anywhere]" data-testid="answer">
-                        Answer: {c.answer}
-                        {c.answeredAt && <span className="block text-xs text-slate-600">{formatWhen(c.answeredAt)}</span>}
+                        Answer: <bdi>{c.answer}</bdi>
+                        {c.answeredAt && <LocalTime iso={c.answeredAt} className="block text-xs text-slate-600" />}
                       </p>
                     ) : (
                       <p className="mt-1 text-xs text-amber-800">Waiting for the agent to answer.</p>
@@ -209,7 +210,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
           <Section title="Clocks" id="clocks-heading" className="order-4">
             <dl>
               <Field label="Request deadline">
-                {formatWhen(req.deadline)}
+                <LocalTime iso={req.deadline} />
                 {req.status === "pending" && (
                   <span className="block text-xs text-slate-700">
                     <Countdown until={req.deadline} serverNow={serverNow} passed="deadline passed" testId="deadline-countdown" />
@@ -219,7 +220,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
               <Field label="Approval validity">
                 {req.approvalExpiresAt ? (
                   <>
-                    until {formatWhen(req.approvalExpiresAt)}
+                    until <LocalTime iso={req.approvalExpiresAt} />
                     {!req.settled && (
                       <span className="block text-xs text-slate-700">
                         <Countdown until={req.approvalExpiresAt} serverNow={serverNow} passed="approval expired" testId="validity-countdown" />
@@ -230,8 +231,8 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
                   <>{formatDurationSec(req.approvalValiditySec)} once approved</>
                 )}
               </Field>
-              {req.claimedAt && <Field label="Execution claimed">{formatWhen(req.claimedAt)}</Field>}
-              {req.decidedAt && <Field label="Decided">{formatWhen(req.decidedAt)}</Field>}
+              {req.claimedAt && <Field label="Execution claimed"><LocalTime iso={req.claimedAt} /></Field>}
+              {req.decidedAt && <Field label="Decided"><LocalTime iso={req.decidedAt} /></Field>}
             </dl>
           </Section>
 
@@ -295,7 +296,7 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
                     <div className="flex flex-wrap items-center gap-2">
                       <span className="font-medium text-slate-900">{r.reviewerName}</span>
                       <StatusBadge status={r.decision} />
-                      <span className="text-xs text-slate-600">{formatWhen(r.at)}</span>
+                      <LocalTime iso={r.at} className="text-xs text-slate-600" />
                     </div>
                     {r.comment && <p className="mt-1 whitespace-pre-wrap break-words text-slate-800">{r.comment}</p>}
                   </li>
