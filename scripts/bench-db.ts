@@ -32,3 +32,23 @@ export async function scratchDatabase(base = process.env.DATABASE_URL): Promise<
     },
   };
 }
+
+/**
+ * A scratch database with the migrations applied and the demo data (steady clock), the app's client pointed at it
+ * (DATABASE_URL). A failure on the way drops the database again.
+ */
+export async function seededScratch() {
+  const scratch = await scratchDatabase();
+  process.env.DATABASE_URL = scratch.url;
+  try {
+    const { applyMigrations } = await import("../lib/db/migrate");
+    await applyMigrations(scratch.url);
+    const { db, closeDb } = await import("../lib/db/client");
+    const { seedDemo } = await import("../lib/db/seed");
+    await seedDemo(db(), { steadyClock: true });
+    return { scratch, db, closeDb };
+  } catch (e) {
+    await scratch.drop();
+    throw e;
+  }
+}

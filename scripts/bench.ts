@@ -31,7 +31,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
-import { scratchDatabase } from "./bench-db";
+import { seededScratch } from "./bench-db";
 import { benchChildEnv, countStatements, median, percentile, reportFigures, runRound } from "./bench-support";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -93,17 +93,11 @@ async function child(profile: boolean): Promise<void> {
   const began = performance.now();
   const phase = (name: string) => process.stderr.write(`[${((performance.now() - began) / 1000).toFixed(1)} s] ${name}\n`);
   const cleanup = benchChildEnv("bench");
-  const scratch = await scratchDatabase();
-  process.env.DATABASE_URL = scratch.url;
+  const { scratch, db, closeDb } = await seededScratch();
   try {
-    const { applyMigrations } = await import("../lib/db/migrate");
-    await applyMigrations(scratch.url);
-    const { db, closeDb } = await import("../lib/db/client");
-    const { seedDemo } = await import("../lib/db/seed");
     const { createAgent } = await import("../lib/admin/agents");
     const { rpc } = await import("../lib/mcp/testing");
     const { decide } = await import("../lib/tasks/decide");
-    await seedDemo(db(), { steadyClock: true });
     const counter = await countStatements();
     phase("seeded");
 

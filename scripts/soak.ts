@@ -26,7 +26,7 @@
  * Exit code 0 when every invariant holds, 1 otherwise. Bounded: every loop ends with the run's clock, and the
  * drain after it waits at most the window plus two minutes.
  */
-import { scratchDatabase } from "./bench-db";
+import { seededScratch } from "./bench-db";
 import { benchChildEnv, percentile } from "./bench-support";
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
@@ -56,19 +56,13 @@ async function main(): Promise<number> {
   process.env.COUNTERSIGN_MAX_PENDING_WINDOW_MS = String(WINDOW_S * 1000);
   // One line per request would be the run's output; warnings and errors still show.
   process.env.COUNTERSIGN_LOG_LEVEL ??= "warn";
-  const scratch = await scratchDatabase();
-  process.env.DATABASE_URL = scratch.url;
+  const { scratch, db, closeDb } = await seededScratch();
   let stopSweeper = () => {};
   try {
-    const { applyMigrations } = await import("../lib/db/migrate");
-    await applyMigrations(scratch.url);
-    const { db, closeDb } = await import("../lib/db/client");
-    const { seedDemo } = await import("../lib/db/seed");
     const { createAgent } = await import("../lib/admin/agents");
     const { rpc } = await import("../lib/mcp/testing");
     const { decide } = await import("../lib/tasks/decide");
     const { sweep } = await import("../lib/execution/sweep");
-    await seedDemo(db(), { steadyClock: true });
     log(`database: ${scratch.kind}`);
 
     const user = (email: string) => db().user.findUniqueOrThrow({ where: { email } });
