@@ -59,10 +59,12 @@ export default async function RequestPage({ params }: { params: Promise<{ id: st
   return (
     <div className={`space-y-4 ${req.cannotAct === null ? "pb-36 lg:pb-0" : ""}`}>
       <AutoRefresh active={!req.settled} ms={3_000} />
-      {user.role === "reviewer" && <KeyboardShortcuts scope="request" requestId={req.id} />}
-      <Link href={req.status === "pending" ? "/inbox" : "/history"} className="text-sm text-slate-700 underline-offset-2 hover:underline">
-        ← {req.status === "pending" ? "Inbox" : "History"}
-      </Link>
+      <div className="flex items-baseline justify-between gap-4">
+        <Link href={req.status === "pending" ? "/inbox" : "/history"} className="text-sm text-slate-700 underline-offset-2 hover:underline">
+          ← {req.status === "pending" ? "Inbox" : "History"}
+        </Link>
+        {user.role === "reviewer" && <KeyboardShortcuts scope="request" requestId={req.id} />}
+      </div>
 
       <header className="space-y-1">
         <div className="flex flex-wrap items-center gap-2">
