@@ -255,7 +255,10 @@ describe("admin actions refuse everyone but an admin, and cross-site calls", () 
     await refusedForAllButAdmin(() => revokeAgentAction(IDLE, form({ agentId: agent.id })));
     expect((await db().agent.findUniqueOrThrow({ where: { id: agent.id } })).revokedAt).toBeNull();
     await as("admin");
-    expect(await revokeAgentAction(IDLE, form({ agentId: agent.id }))).toMatchObject({ status: "done" });
+    // The first press only asks, saying what revoking ends; the confirming press revokes.
+    expect(await revokeAgentAction(IDLE, form({ agentId: agent.id }))).toMatchObject({ status: "confirm", message: expect.stringMatching(/^Its next request is refused\. This ends (no pending request|\d+ pending requests?)\.$/) });
+    expect((await db().agent.findUniqueOrThrow({ where: { id: agent.id } })).revokedAt).toBeNull();
+    expect(await revokeAgentAction(IDLE, form({ agentId: agent.id, confirmed: "yes" }))).toMatchObject({ status: "done" });
     expect((await db().agent.findUniqueOrThrow({ where: { id: agent.id } })).revokedAt).not.toBeNull();
   });
 
