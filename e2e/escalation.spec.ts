@@ -2,10 +2,12 @@
  * Out of office in a real browser: Sid, who reviews for sre and treasury, delegates to Sasha (sre) on his profile
  * page; while the delegation is active Sasha finds a treasury transfer in her inbox and approves it as herself, the
  * timeline saying whom she stands in for. Sid ends the delegation from his profile. The spec gives Sid treasury
- * through the admin console first and takes it back at the end (specs run one at a time).
+ * through the admin console first and takes it back at the end (specs run one at a time). And escalation: the
+ * production-deploy rule given a one-minute escalation to support-leads, a deploy nobody decides appears in Lena's
+ * inbox marked "escalated to support-leads" once the sweeper escalates it, and her approval runs it.
  */
 import { expect, test, type Browser, type TestInfo } from "@playwright/test";
-import { ADMIN, OPS_BOT, expectAccessible, gatedCall, getTask, personIn, ready, screenshot, unique, user } from "./support";
+import { ADMIN, DISPOSITION_KEY, LENA, OPS_BOT, expectAccessible, gatedCall, getTask, openFromInbox, personIn, ready, screenshot, taskReaching, unique, user } from "./support";
 
 const SID = user("sid.sre@countersign.test");
 const SASHA = user("sasha.sre@countersign.test");
@@ -71,5 +73,47 @@ test("a reviewer delegates on the profile page; the delegate decides a request o
     await sasha.context.close();
   } finally {
     await setGroups(browser, testInfo, SID.email, "sre");
+  }
+});
+
+/** Sets the production-deploy rule's escalation in the policy form (empty strings clear it), as an admin. */
+async function setDeployEscalation(browser: Browser, testInfo: TestInfo, after: string, fallback: string): Promise<void> {
+  const { context, page } = await personIn(browser, testInfo, ADMIN.email);
+  await page.goto("/admin/policy");
+  await ready(page);
+  const card = page.getByTestId("rule-deploy-production");
+  await card.getByText("Edit deploy-production").click();
+  await card.getByLabel("Escalate after (seconds, optional)").fill(after);
+  await card.getByLabel("Fallback group (optional)").fill(fallback);
+  await card.getByRole("button", { name: /^Save as v\d+$/ }).click();
+  await expect(card.getByTestId("rule-saved")).toContainText(/Saved as deploy-production v\d+/);
+  await context.close();
+}
+
+test("a request still undecided at its rule's escalation time is offered to the fallback group, whose reviewer decides it", async ({ browser, request }, testInfo) => {
+  // The shortest escalation a rule takes is a minute; the sweeper (every 500 ms here) escalates once it is due.
+  test.setTimeout(360_000);
+  await setDeployEscalation(browser, testInfo, "60", "support-leads");
+  try {
+    const version = `7.${Date.now() % 100_000}.${Math.floor(Math.random() * 1000)}`;
+    const taskId = await gatedCall(request, OPS_BOT, "deploy_service", { service: "checkout-api", environment: "production", version });
+    // Lena reviews for support-leads only. Her open inbox shows the deploy once it has escalated (it refreshes itself).
+    const lena = await personIn(browser, testInfo, LENA.email);
+    await lena.page.goto("/inbox");
+    await ready(lena.page);
+    const item = lena.page.getByTestId("inbox-item").filter({ hasText: version });
+    await expect(item).toContainText("escalated to support-leads", { timeout: 240_000 });
+    await expectAccessible(lena.page, testInfo, "inbox-escalated");
+
+    await openFromInbox(lena.page, version, taskId);
+    await expect(lena.page.getByTestId("timeline")).toContainText("escalated to support-leads");
+    await lena.page.getByRole("button", { name: /^Approve/ }).click();
+    await expect(lena.page.getByTestId("decision-result")).toContainText("Approved");
+    const done = await taskReaching(request, OPS_BOT, taskId);
+    expect(done.status).toBe("completed");
+    expect(done.result._meta[DISPOSITION_KEY]).toBe("approved-executed");
+    await lena.context.close();
+  } finally {
+    await setDeployEscalation(browser, testInfo, "", "");
   }
 });
