@@ -128,8 +128,9 @@ test("Awaiting others: a two-approver wire approved by Tara is listed there, and
   await expect(page).toHaveURL(/\/requests\/[0-9a-f-]{36}$/);
   await ready(page);
   await expect(page.getByTestId("request-summary")).toHaveText(`USD 30,000.00 wire transfer to ${account}`);
-  await page.getByLabel(/High-risk request: type the amount/).fill("30000.00");
-  await page.getByRole("button", { name: "Approve" }).click();
+  // The first of two approvals: nothing to type (only the approval that completes the quorum asks).
+  await expect(page.getByLabel(/High-risk request: type/)).toHaveCount(0);
+  await page.getByRole("button", { name: "Approve", exact: true }).click();
   await expect(page.getByTestId("decision-result")).toContainText("waiting for another approver");
   await expect(page.getByTestId("next-request")).toBeVisible();
 
