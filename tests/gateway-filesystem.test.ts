@@ -26,7 +26,15 @@ const WRITES = ["filesystem__write_file", "filesystem__edit_file", "filesystem__
 const POLICY = `
 @id("filesystem-tools")
 permit (principal, action in [Action::"filesystem__read_text_file", Action::"filesystem__list_directory",
-  Action::"filesystem__write_file", Action::"filesystem__edit_file", Action::"filesystem__move_file"], resource);
+  Action::"filesystem__write_file", Action::"filesystem__edit_file", Action::"filesystem__move_file",
+  Action::"filesystem__read_multiple_files"], resource);
+
+@id("filesystem-vault-reads")
+@reason("Reading vault/ needs an SRE approval.")
+@approvers("sre")
+@quorum("1")
+forbid (principal, action == Action::"filesystem__read_multiple_files", resource)
+when { resource.paths_within.contains("vault") };
 
 @id("filesystem-protected-writes")
 @reason("Writes under protected/ need an SRE approval.")
@@ -68,10 +76,13 @@ beforeAll(async () => {
   await fs.writeFile(path.join(root, "open", "readme.txt"), "hello from the scratch folder\n");
   await fs.writeFile(path.join(root, "protected", "config.txt"), "mode = safe\n");
   await fs.symlink(path.join(root, "protected"), path.join(root, "open", "shortcut"));
+  await fs.mkdir(path.join(root, "vault"));
+  await fs.writeFile(path.join(root, "vault", "key.txt"), "vault key\n");
+  await fs.symlink(path.join(root, "vault"), path.join(root, "open", "back-door"));
   await resetDb();
   const now = new Date();
   await saveUpstream(
-    { name: "filesystem", transport: "stdio", command: process.execPath, args: [FS_SERVER, root], env: { FS_DEMO_SECRET: "not-for-agents" }, pathArgs: ["path", "source", "destination"], root },
+    { name: "filesystem", transport: "stdio", command: process.execPath, args: [FS_SERVER, root], env: { FS_DEMO_SECRET: "not-for-agents" }, pathArgs: ["path", "paths", "source", "destination"], root },
     "user:admin",
     now,
   );
@@ -174,6 +185,20 @@ describe("gateway in front of server-filesystem over stdio", () => {
     const taskId = await gated("filesystem__move_file", { source: "open/notes.txt", destination: "protected/notes.txt" });
     const request = await db().approvalRequest.findFirstOrThrow({ where: { id: await requestIdOf(taskId) } });
     expect(JSON.stringify(request)).toContain("filesystem: move open/notes.txt to protected/notes.txt");
+  });
+
+  it("a list of paths is judged path by path as resolved: one that reaches vault/ by a symbolic link makes the call a task; the upstream receives the resolved paths", async () => {
+    const open = await agent.callTool({ name: "filesystem__read_multiple_files", arguments: { paths: ["open/readme.txt", "./open//readme.txt"] } });
+    expect(open.isError, textOf(open as never)).toBeFalsy();
+    // What the upstream was sent, and echoes back, is the resolved absolute path.
+    expect(textOf(open as never)).toContain(`${path.join(root, "open", "readme.txt")}:\nhello from the scratch folder`);
+    const taskId = await gated("filesystem__read_multiple_files", { paths: ["open/readme.txt", "open/back-door/key.txt"] });
+    const task = await db().task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task).toMatchObject({ resourceType: "upstream-path", resourceId: '["open/readme.txt","vault/key.txt"]' });
+    await approveAsSre(taskId);
+    const done = (await getTaskRpc(taskId, { token: OPS_BOT })).body.result;
+    expect(done.result._meta[DISPOSITION]).toBe("approved-executed");
+    expect(JSON.stringify(done.result.content)).toContain(`${path.join(root, "vault", "key.txt")}:\\nvault key`);
   });
 
   it("a tool that changed upstream is held out of tools/list and refused until an admin accepts it; a pending approval of the old tool does not execute", async () => {

@@ -22,14 +22,14 @@ permit (principal, action in [Action::"filesystem__write_file", Action::"filesys
 @approvers("sre")
 @quorum("1")
 forbid (principal, action in [Action::"filesystem__write_file", Action::"filesystem__edit_file"], resource)
-when { resource.path == "protected" || resource.path like "protected/*" };
+when { resource.path_within.contains("protected") };
 
 @id("filesystem-protected-moves")
 @reason("Moves into or out of protected/ need an SRE approval.")
 @approvers("sre")
 @quorum("1")
 forbid (principal, action == Action::"filesystem__move_file", resource)
-when { resource.destination like "protected/*" || resource.source like "protected/*" };`;
+when { resource.destination_within.contains("protected") || resource.source_within.contains("protected") };`;
 
 export async function registerDemoFilesystem(folder: string, now: Date): Promise<boolean> {
   if (await db().upstreamServer.findUnique({ where: { name: DEMO_FILESYSTEM } })) return false;
@@ -39,7 +39,7 @@ export async function registerDemoFilesystem(folder: string, now: Date): Promise
   const root = await fs.realpath(folder);
   const entry = path.resolve("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
   await saveUpstream(
-    { name: DEMO_FILESYSTEM, transport: "stdio", command: process.execPath, args: [entry, root], pathArgs: ["path", "source", "destination"], root },
+    { name: DEMO_FILESYSTEM, transport: "stdio", command: process.execPath, args: [entry, root], pathArgs: ["path", "paths", "source", "destination"], root },
     "system:seed",
     now,
   );

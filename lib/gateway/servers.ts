@@ -26,7 +26,16 @@ const Common = {
   name: z.string().regex(SERVER_NAME, "a name of lower-case letters, digits and dashes (at most 32), used as the tools' namespace"),
   enabled: z.boolean().default(true),
   /** Arguments that name paths under `root` (for a filesystem server): policy then judges the resolved path. */
-  pathArgs: z.array(z.string().regex(/^[A-Za-z0-9_]{1,64}$/)).max(16).default([]),
+  pathArgs: z
+    .array(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9_]{1,64}$/)
+        // Each path argument also gives policy `<name>_within` and the resource has server, tool and argumentsDigest.
+        .refine((a) => !a.endsWith("_within") && !["server", "tool", "argumentsDigest"].includes(a), "a name policy's resource already uses"),
+    )
+    .max(16)
+    .default([]),
   root: z.string().min(1).max(1000).refine((p) => p.startsWith("/"), "an absolute folder path").optional(),
 };
 

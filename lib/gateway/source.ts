@@ -70,16 +70,50 @@ export function jsonSchemaValidator(schema: Record<string, unknown>): z.ZodType<
 type ServerRow = { id: string; name: string; enabled: boolean; pathArgs: unknown; root: string | null };
 type ToolRow = { name: string; accepted: unknown; acceptedDigest: string; status: string; summaryTemplate: string | null };
 
-function pathArgsOf(server: ServerRow, snapshot: ToolSnapshot): { name: string; required: boolean }[] {
-  const props = (snapshot.inputSchema.properties ?? {}) as Record<string, { type?: unknown }>;
+/** How many paths one list argument may name: each is resolved on the filesystem before policy decides. */
+export const MAX_PATHS_PER_ARGUMENT = 256;
+
+type PathArg = { name: string; required: boolean; list: boolean };
+
+/** The server's path arguments this tool takes: a string (one path) or an array of strings (several). */
+function pathArgsOf(server: ServerRow, snapshot: ToolSnapshot): PathArg[] {
+  const props = (snapshot.inputSchema.properties ?? {}) as Record<string, { type?: unknown; items?: { type?: unknown } }>;
   const required = new Set(Array.isArray(snapshot.inputSchema.required) ? (snapshot.inputSchema.required as string[]) : []);
-  return (server.pathArgs as string[]).filter((a) => props[a]?.type === "string").map((a) => ({ name: a, required: required.has(a) }));
+  const out: PathArg[] = [];
+  for (const a of server.pathArgs as string[]) {
+    const p = props[a];
+    const list = p?.type === "array" && p.items?.type === "string";
+    if (p?.type === "string" || list) out.push({ name: a, required: required.has(a), list });
+  }
+  return out;
 }
 
+/** The attribute naming every folder of a path argument's paths (and the paths themselves). */
+export function foldersAttribute(arg: string): string {
+  return `${arg}_within`;
+}
+
+/** "a/b/c.txt" -> ["a", "a/b", "a/b/c.txt"]; the root itself is ".". */
+export function pathAndFolders(rel: string): string[] {
+  if (rel === ".") return ["."];
+  const parts = rel.split("/");
+  return parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+}
+
+type Resolved = { rel: string; abs: string };
+/** Each path argument's resolution: one path for a string argument, a list for an array argument. */
+type ResolvedArgs = Record<string, Resolved | Resolved[]>;
+
+const relOf = (r: Resolved | Resolved[]): string | string[] => (Array.isArray(r) ? r.map((x) => x.rel) : r.rel);
+const shown = (v: string | string[]): string => {
+  if (!Array.isArray(v)) return v;
+  return v.length <= 3 ? v.join(", ") : `${v.slice(0, 3).join(", ")} and ${v.length - 3} more`;
+};
+
 /** "{path}" and the like replaced by the (resolved) argument; anything else stays as written. */
-function fill(template: string, args: Record<string, unknown>, resolved: Record<string, string>): string {
+function fill(template: string, args: Record<string, unknown>, resolved: Record<string, string | string[]>): string {
   return template.replace(/\{([A-Za-z0-9_]{1,64})\}/g, (whole, key: string) => {
-    if (key in resolved) return resolved[key];
+    if (key in resolved) return shown(resolved[key]);
     const v = args[key];
     if (v === undefined) return whole;
     const text = typeof v === "string" ? v : JSON.stringify(v);
@@ -93,7 +127,10 @@ export function upstreamToolDef(server: ServerRow, row: ToolRow): ToolDef<Record
   const snapshot = row.accepted as ToolSnapshot;
   const paths = server.root ? pathArgsOf(server, snapshot) : [];
   const shape: Record<string, ResourceAttr> = { server: { type: "String" }, tool: { type: "String" }, argumentsDigest: { type: "String" } };
-  for (const p of paths) shape[p.name] = { type: "String", optional: !p.required };
+  for (const p of paths) {
+    shape[p.name] = p.list ? { type: "StringSet", optional: !p.required, folders: foldersAttribute(p.name) } : { type: "String", optional: !p.required };
+    shape[foldersAttribute(p.name)] = { type: "StringSet", optional: !p.required };
+  }
   const held =
     !server.enabled
       ? `The upstream server ${server.name} is disabled; the tool did not run.`
@@ -103,20 +140,30 @@ export function upstreamToolDef(server: ServerRow, row: ToolRow): ToolDef<Record
           ? `The upstream server ${server.name} no longer offers ${row.name}; the tool did not run.`
           : undefined;
 
-  async function resolvePaths(args: Record<string, unknown>): Promise<Record<string, { rel: string; abs: string }>> {
-    const out: Record<string, { rel: string; abs: string }> = {};
+  async function resolvePaths(args: Record<string, unknown>): Promise<ResolvedArgs> {
+    const out: ResolvedArgs = {};
     for (const p of paths) {
       const v = args[p.name];
-      if (typeof v !== "string") continue;
-      out[p.name] = await resolveUnderRoot(server.root!, v);
+      if (typeof v === "string" && !p.list) out[p.name] = await resolveUnderRoot(server.root!, v);
+      else if (Array.isArray(v) && p.list) {
+        if (v.length > MAX_PATHS_PER_ARGUMENT) throw new ToolInputError(`${p.name} names ${v.length} paths; at most ${MAX_PATHS_PER_ARGUMENT} in one call.`);
+        const each: Resolved[] = [];
+        for (const x of v) {
+          if (typeof x !== "string") throw new ToolInputError(`${p.name} must list paths as text.`);
+          each.push(await resolveUnderRoot(server.root!, x));
+        }
+        out[p.name] = each;
+      }
     }
     return out;
   }
-  const idOf = (args: Record<string, unknown>, resolved: Record<string, { rel: string }>) => {
+  // One id for every spelling of the same targets: the resolved paths, in the order the call names them.
+  const idOf = (args: Record<string, unknown>, resolved: ResolvedArgs) => {
     const names = Object.keys(resolved);
+    const text = (r: Resolved | Resolved[]) => (Array.isArray(r) ? JSON.stringify(r.map((x) => x.rel)) : r.rel);
     if (names.length === 0) return `${name}:${digest(args)}`;
-    if (names.length === 1) return resolved[names[0]].rel;
-    return names.map((n) => `${n}=${resolved[n].rel}`).join(" ");
+    if (names.length === 1) return text(resolved[names[0]]);
+    return names.map((n) => `${n}=${text(resolved[n])}`).join(" ");
   };
 
   return {
@@ -128,20 +175,27 @@ export function upstreamToolDef(server: ServerRow, row: ToolRow): ToolDef<Record
     inputSchema: snapshot.inputSchema,
     contract: row.acceptedDigest,
     held,
-    mappingVersion: 1,
+    mappingVersion: 2,
     policyResource: { entity: entityTypeName(`upstream ${server.name} ${row.name}`), shape },
     async resource(args) {
       const resolved = await resolvePaths(args);
-      const properties: Record<string, string> = { server: server.name, tool: row.name, argumentsDigest: digest(args) };
-      for (const [k, r] of Object.entries(resolved)) properties[k] = r.rel;
+      const properties: Record<string, string | string[]> = { server: server.name, tool: row.name, argumentsDigest: digest(args) };
+      for (const [k, r] of Object.entries(resolved)) {
+        properties[k] = relOf(r);
+        properties[foldersAttribute(k)] = [...new Set((Array.isArray(r) ? r : [r]).flatMap((x) => pathAndFolders(x.rel)))].sort();
+      }
       return { type: paths.length ? "upstream-path" : "upstream-call", id: idOf(args, resolved), properties };
     },
     summary(args, resource) {
-      const resolved = Object.fromEntries(paths.filter((p) => typeof resource.properties[p.name] === "string").map((p) => [p.name, String(resource.properties[p.name])]));
+      const resolved: Record<string, string | string[]> = {};
+      for (const p of paths) {
+        const v = resource.properties[p.name];
+        if (typeof v === "string" || Array.isArray(v)) resolved[p.name] = v;
+      }
       if (row.summaryTemplate) return `${server.name}: ${fill(row.summaryTemplate, args, resolved)}`;
       const on = Object.values(resolved);
-      if (on.length === 1) return `${server.name}: ${row.name} on ${on[0]}`;
-      if (on.length > 1) return `${server.name}: ${row.name} on ${Object.entries(resolved).map(([k, v]) => `${k} ${v}`).join(", ")}`;
+      if (on.length === 1) return `${server.name}: ${row.name} on ${shown(on[0])}`;
+      if (on.length > 1) return `${server.name}: ${row.name} on ${Object.entries(resolved).map(([k, v]) => `${k} ${shown(v)}`).join(", ")}`;
       return `${server.name}: ${row.name} (arguments ${String(resource.properties.argumentsDigest).slice(0, 19)}…)`;
     },
     async ready() {
@@ -161,7 +215,7 @@ export function upstreamToolDef(server: ServerRow, row: ToolRow): ToolDef<Record
         throw new ToolError(`The call's paths now resolve to ${now}, not to ${ctx.resource.id} as decided; refused, the call was not forwarded.`);
       }
       const forwarded = { ...args };
-      for (const [k, r] of Object.entries(resolved)) forwarded[k] = r.abs;
+      for (const [k, r] of Object.entries(resolved)) forwarded[k] = Array.isArray(r) ? r.map((x) => x.abs) : r.abs;
       const r = await callUpstream(server.id, row.name, forwarded, ctx.deadline);
       const content = Array.isArray(r.content) ? r.content : [];
       const text = content

@@ -82,7 +82,7 @@ export const PolicyTest = z
       .strict()
       .default({ agent: "test-agent", user: "test-user@example.com", role: "requester", groups: [] }),
     /** The resource as the tool's mapping would read it; when absent, the mapping reads the current state. */
-    resource: z.object({ type: z.string(), id: z.string(), properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])) }).strict().optional(),
+    resource: z.object({ type: z.string(), id: z.string(), properties: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string()).max(1000)])) }).strict().optional(),
     history: z.record(z.string(), z.object({ total: z.number().int(), count: z.number().int() }).strict()).default({}),
     at: z.string().datetime({ offset: true }).optional(),
     expect: z.enum(["allow", "deny", "requestable"]),

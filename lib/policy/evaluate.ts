@@ -73,7 +73,7 @@ export type Subject = {
 };
 
 /** What the tool's mapping reads: canonical, current. */
-export type ResourceView = { type: string; id: string; properties: Record<string, string | number | boolean | null> };
+export type ResourceView = { type: string; id: string; properties: Record<string, string | number | boolean | null | string[]> };
 
 export type EvaluationRequest = {
   subject: Subject;

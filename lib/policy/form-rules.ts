@@ -4,7 +4,7 @@
  * compiled text is what the engine evaluates and what the advanced editor shows.
  */
 import type { Rule } from "./evaluate";
-import type { PolicyTool } from "./schema";
+import type { PolicyTool, ResourceAttr } from "./schema";
 
 export const FORM_PREFIX = "rule:";
 
@@ -33,6 +33,7 @@ export function formCondition(rule: Pick<Rule, "field" | "operator" | "value">, 
   const ref = `resource.${rule.field}`;
   const guard = attr.optional ? `resource has ${rule.field} && ` : "";
   const whole = /^-?\d{1,15}$/.test(rule.value.trim());
+  if (attr.type === "StringSet") return setCondition(rule, attr, tool);
   switch (rule.operator) {
     case "gt":
     case "gte":
@@ -48,6 +49,31 @@ export function formCondition(rule: Pick<Rule, "field" | "operator" | "value">, 
       const folder = rule.value.length > 1 && rule.value.endsWith("/") ? ` || ${ref} == ${cedarString(rule.value.slice(0, -1))}` : "";
       return `${guard}(${ref} like ${likePrefix(rule.value)}${folder})`;
     }
+    default:
+      return "true";
+  }
+}
+
+/**
+ * A rule over a set of paths matches when any of them matches: "eq" when the set holds the value; "prefix" with a
+ * folder (a value ending in "/") when any path is that folder or lies in it, read from the attribute naming every
+ * folder of the paths. A prefix that is not a folder cannot be read from a set, so it is not writable.
+ */
+function setCondition(rule: Pick<Rule, "field" | "operator" | "value">, attr: ResourceAttr & { type: "StringSet" }, tool: PolicyTool): string | null {
+  const guard = (name: string) => {
+    const a = tool.resourceShape[name];
+    return a && a.type !== "Money" && a.optional ? `resource has ${name} && ` : "";
+  };
+  switch (rule.operator) {
+    case "eq":
+      return `${guard(rule.field)}resource.${rule.field}.contains(${cedarString(rule.value)})`;
+    case "prefix": {
+      if (!attr.folders || !tool.resourceShape[attr.folders] || rule.value.length < 2 || !rule.value.endsWith("/")) return null;
+      return `${guard(attr.folders)}resource.${attr.folders}.contains(${cedarString(rule.value.slice(0, -1))})`;
+    }
+    case "gt":
+    case "gte":
+      return null;
     default:
       return "true";
   }

@@ -18,6 +18,7 @@ import { aadFor } from "../db/sealed";
 import { seal } from "../crypto/seal";
 import type { AuditedWrite } from "../audit/append";
 import { callMoney, type ResourceAttr } from "./schema";
+import type { ResourceView } from "./evaluate";
 
 export type HistoryDef = { name: string; tool: string; windowSec: number; per: "resource" | "agent" | "user" | "tool" };
 export type HistoryCall = {
@@ -31,13 +32,13 @@ export type HistoryCall = {
    * What policy evaluated for this call (arguments and the resource's properties), kept sealed so that a draft
    * policy can be previewed against the calls of the last 30 days. Optional: not every record has one.
    */
-  snapshot?: { args: unknown; resource: { type: string; id: string; properties: Record<string, string | number | boolean | null> } };
+  snapshot?: { args: unknown; resource: { type: string; id: string; properties: ResourceView["properties"] } };
 };
 /** The call as history counts it: a tool's call by an agent for a user, on the resource its mapping read. */
 export function historyCallOf(
   tool: { name: string; policyResource: { shape: Record<string, ResourceAttr> } },
   by: { agentId: string; userId: string },
-  resource: { type: string; id: string; properties: Record<string, string | number | boolean | null> },
+  resource: { type: string; id: string; properties: ResourceView["properties"] },
 ): HistoryCall {
   return {
     tool: tool.name,

@@ -35,7 +35,13 @@ export async function ruleProblem(rule: RuleInput): Promise<{ field: string; mes
     const attrs = Object.entries(tool.resourceShape).filter(([, a]) => a.type !== "Money" && a.type !== "Boolean").map(([k]) => k);
     const attr = tool.resourceShape[rule.field];
     return attr
-      ? { field: "value", message: `${rule.field} is ${attr.type === "Long" ? "a whole number" : "text"}; ${rule.operator} ${rule.value} does not fit it` }
+      ? {
+          field: "value",
+          message:
+            attr.type === "StringSet"
+              ? `${rule.field} is a list of paths: it can be compared with eq (one of them is the value) or prefix with a folder ending in "/" (one of them is in it); ${rule.operator} ${rule.value} does not fit it`
+              : `${rule.field} is ${attr.type === "Long" ? "a whole number" : "text"}; ${rule.operator} ${rule.value} does not fit it`,
+        }
       : { field: "field", message: `${tool.name} has no attribute ${rule.field} (it has ${attrs.join(", ")})` };
   }
   const others = (await currentRules()).filter((r) => r.ruleKey !== rule.ruleKey);

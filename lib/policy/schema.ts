@@ -9,6 +9,12 @@ import type { CedarSchema, CedarValue } from "./cedar";
 
 export type ResourceAttr =
   | { type: "String" | "Long" | "Boolean"; optional?: boolean }
+  /**
+   * A set of strings (the resolved paths of a list argument). `folders` names the attribute holding every folder
+   * those paths lie in (and the paths themselves), which is how a rule over a folder reads a set: Cedar has no
+   * "any element is like" test, but it has `contains`.
+   */
+  | { type: "StringSet"; optional?: boolean; folders?: string }
   /** Money as a record { minor: Long, currency: String } built from two properties of the mapping. */
   | { type: "Money"; minor: string; currency: string };
 
@@ -136,7 +142,12 @@ const MONEY: CedarType = {
 function resourceType(shape: Record<string, ResourceAttr>): CedarType & { type: "Record" } {
   const attributes: Record<string, CedarType & { required?: boolean }> = {};
   for (const [k, a] of Object.entries(shape)) {
-    attributes[k] = a.type === "Money" ? { ...MONEY, required: true } : { type: a.type, required: !a.optional };
+    attributes[k] =
+      a.type === "Money"
+        ? { ...MONEY, required: true }
+        : a.type === "StringSet"
+          ? { type: "Set", element: { type: "String" }, required: !a.optional }
+          : { type: a.type, required: !a.optional };
   }
   return { type: "Record", attributes };
 }
@@ -154,7 +165,7 @@ export function resourceAttributes(shape: Record<string, ResourceAttr>, properti
       if (!a.optional) throw new ContextValueError(`the resource has no ${k}`);
       continue;
     }
-    out[k] = cedarValueOf(v, { type: a.type });
+    out[k] = cedarValueOf(v, a.type === "StringSet" ? { type: "Set", element: { type: "String" } } : { type: a.type });
   }
   return out;
 }
