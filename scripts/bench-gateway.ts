@@ -2,14 +2,16 @@
  * Gateway benchmark: `npm run bench:gateway`. Prints figures; it is not a test.
  *
  * In one run, against @modelcontextprotocol/server-everything over Streamable HTTP (a child process on a loopback
- * port) and a scratch database (in-memory embedded PGlite, or a fresh database on the PostgreSQL server DATABASE_URL names): the same allowed call (`echo`) made directly to the
- * upstream with the SDK client, and through Countersign's /mcp (route handler behind a Node HTTP server, policy,
- * audit, forwarding); median latency over N sequential calls and throughput with 8 concurrent clients; then the
- * resident memory of one supervised stdio upstream (server-filesystem).
+ * port) and a scratch database (in-memory embedded PGlite, or a fresh database on the PostgreSQL server
+ * DATABASE_URL names): the same allowed call (`echo`) made directly to the upstream with the SDK client, and
+ * through Countersign's /mcp (route handler behind a Node HTTP server, policy, audit, forwarding) running in a
+ * process of its own as deployed (scripts/bench-gateway-server.ts); median latency over N sequential calls and
+ * throughput with 8 concurrent clients; the database statements of one forwarded call (counted on a route in this
+ * process); then the resident memory of one supervised stdio upstream (server-filesystem).
  *
  *   N=300 CONCURRENT_CALLS=400 npx tsx scripts/bench-gateway.ts
  */
-import { spawn } from "node:child_process";
+import { fork, spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
@@ -71,6 +73,18 @@ await discoverServer("everything", now);
 const doc = await currentDocument();
 await saveDocument({ ...doc.body, policies: `${doc.body.policies}\n\n@id("bench-echo")\npermit (principal, action == Action::"everything__echo", resource);\n` }, "system:bench", now, { check: async () => [] });
 
+// Countersign as deployed: its own process, sharing the scratch database.
+const countersign = fork(path.resolve("scripts/bench-gateway-server.ts"), [], {
+  // PROFILE_DIR=<folder>: the Countersign process writes a CPU profile there when it stops.
+  execArgv: ["--import", "tsx", ...(process.env.PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [])],
+  env: { ...process.env, COUNTERSIGN_LOG_LEVEL: process.env.COUNTERSIGN_LOG_LEVEL ?? "warn" },
+  stdio: ["ignore", "inherit", "inherit", "ipc"],
+});
+const countersignUrl = await new Promise<URL>((resolve, reject) => {
+  countersign.once("message", (m) => resolve(new URL((m as { url: string }).url)));
+  countersign.once("exit", (code) => reject(new Error(`the Countersign process exited (${code}) before it listened`)));
+});
+// The same route in this process, only to count one call's statements at the driver.
 const route = await serveRoute();
 const token = DEMO_AGENTS[1].token;
 
@@ -79,9 +93,9 @@ async function directClient(): Promise<Client> {
   await c.connect(new StreamableHTTPClientTransport(upstreamUrl));
   return c;
 }
-async function gatewayClient(): Promise<Client> {
+async function gatewayClient(url = countersignUrl): Promise<Client> {
   const c = new Client({ name: "bench-gateway", version: "1" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
-  await c.connect(new StreamableHTTPClientTransport(route.url, { authProvider: { token: async () => token } }));
+  await c.connect(new StreamableHTTPClientTransport(url, { authProvider: { token: async () => token } }));
   return c;
 }
 
@@ -122,9 +136,12 @@ const gatewayMs = await latency(gateway, "everything__echo");
 const builtinMs = await latency(gateway, "deploy_service", deployArgs);
 // The database statements of one call through Countersign (authentication, policy read, the call's record and
 // audit event), counted at the driver: the part of the overhead that is round trips.
+const local = await gatewayClient(route.url);
+await local.callTool({ name: "everything__echo", arguments: echoArgs(1) });
 const counter = await countStatements();
-const oneCall = await counter.measure(() => gateway.callTool({ name: "everything__echo", arguments: echoArgs(0) }));
+const oneCall = await counter.measure(() => local.callTool({ name: "everything__echo", arguments: echoArgs(0) }));
 counter.restore();
+await local.close();
 const directClients = await Promise.all(Array.from({ length: CLIENTS }, directClient));
 const gatewayClients = await Promise.all(Array.from({ length: CLIENTS }, gatewayClient));
 const directRps = await throughput(directClients, "echo");
@@ -152,6 +169,8 @@ console.log(`  one supervised stdio upstream (server-filesystem): resident memor
 
 for (const c of [direct, gateway, ...directClients, ...gatewayClients]) await c.close().catch(() => {});
 await route.close();
+countersign.disconnect();
+await new Promise((r) => countersign.once("exit", r));
 await closeUpstreams();
 everything.kill();
 await fs.rm(folder, { recursive: true, force: true });

@@ -161,9 +161,25 @@ export function parseOAuthConfig(env: Env): OAuthConfig {
 
 let cached: { key: string; config: OAuthConfig } | null = null;
 
-/** The settings of the current environment, parsed once per distinct value. */
+/** Every variable the settings read (a misspelt COUNTERSIGN_OAUTH_ one is caught at start, see describeOAuthSettings). */
+const SETTINGS = [
+  "COUNTERSIGN_OAUTH_ISSUERS",
+  "COUNTERSIGN_OAUTH_JWKS_URL",
+  "COUNTERSIGN_OAUTH_AUDIENCE",
+  "COUNTERSIGN_OAUTH_SCOPES",
+  "COUNTERSIGN_OAUTH_ALGORITHMS",
+  "COUNTERSIGN_OAUTH_CLOCK_SKEW_S",
+  "COUNTERSIGN_OAUTH_JWKS_COOLDOWN_MS",
+  "COUNTERSIGN_OAUTH_CLIENTS",
+  "COUNTERSIGN_PUBLIC_URL",
+];
+
+/**
+ * The settings of the current environment, parsed once per distinct value. Keyed by the variables it reads, not
+ * by listing the whole environment: that listing cost more than the rest of a request's authentication.
+ */
 export function oauthConfig(env: Env = process.env): OAuthConfig {
-  const key = JSON.stringify(Object.entries(env).filter(([k]) => k.startsWith("COUNTERSIGN_OAUTH_") || k === "COUNTERSIGN_PUBLIC_URL").sort());
+  const key = SETTINGS.map((k) => env[k] ?? "\u0000").join("\u0001");
   if (cached?.key !== key) cached = { key, config: parseOAuthConfig(env) };
   return cached.config;
 }

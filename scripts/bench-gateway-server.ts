@@ -1,0 +1,18 @@
+/**
+ * Countersign's /mcp in a process of its own, for `npm run bench:gateway`: as deployed, the agents, Countersign
+ * and the upstream are three processes (with the embedded database, its PGlite lives in the process that started
+ * it, as `npm start` keeps it beside the web server). Started with DATABASE_URL and COUNTERSIGN_DATA_KEYS of the
+ * benchmark's scratch database; sends { url } over IPC once it listens and stops when its parent disconnects.
+ */
+const { serveRoute } = await import("../lib/mcp/testing");
+const { closeUpstreams } = await import("../lib/gateway/connections");
+const { closeDb } = await import("../lib/db/client");
+
+const route = await serveRoute();
+process.send?.({ url: route.url.toString() });
+process.on("disconnect", async () => {
+  await route.close();
+  await closeUpstreams();
+  await closeDb();
+  process.exit(0);
+});
