@@ -4,9 +4,9 @@
  * it, as `npm start` keeps it beside the web server). Started with DATABASE_URL and COUNTERSIGN_DATA_KEYS of the
  * benchmark's scratch database; sends { url } over IPC once it listens and stops when its parent disconnects.
  */
-const { serveRoute } = await import("../lib/mcp/testing");
-const { closeUpstreams } = await import("../lib/gateway/connections");
-const { closeDb } = await import("../lib/db/client");
+import { closeDb } from "../lib/db/client";
+import { closeUpstreams } from "../lib/gateway/connections";
+import { serveRoute } from "../lib/mcp/testing";
 
 const route = await serveRoute();
 process.send?.({ url: route.url.toString() });

@@ -12,6 +12,8 @@ import { claim } from "../execution/claim";
 import { reviewRequest } from "./review";
 import { createDelegation, endDelegation } from "./delegation";
 import { eligibleReviewerIds, isEligibleReviewer } from "./eligibility";
+import { inboxPage } from "../inbox/inbox";
+import { parseInboxParams } from "../inbox/params";
 import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db";
 import { HOUR, LEADS, MIN, T0, TREASURY, at, gatedCall, sideEffects } from "../../tests/support/proof";
 
@@ -99,6 +101,14 @@ describe("delegating reviews for a period (out of office)", () => {
     const req = await db().approvalRequest.findUniqueOrThrow({ where: { id: hers.requestId } });
     expect(await eligibleReviewerIds(req, at(2 * MIN))).toEqual([theo]);
     expect(await decide(hers.requestId, lena, at(2 * MIN))).toEqual({ ok: false, error: "Only active treasury reviewers can review this request." });
+    // Her inbox lists what she may decide: the ops bot's transfer, not Tara's own nor her own.
+    const ops = await bigWire(at(MIN));
+    const lenaViewer = { id: lena, role: "reviewer", groups: ["support-leads"] };
+    const listed = (await inboxPage(lenaViewer, parseInboxParams({}), at(2 * MIN))).items.map((i) => i.id);
+    expect(listed).toEqual([ops.requestId]);
+    // Theo (treasury in his own right) lists both transfers he may decide.
+    const theoListed = (await inboxPage({ id: theo, role: "reviewer", groups: ["treasury"] }, parseInboxParams({}), at(2 * MIN))).items.map((i) => i.id);
+    expect(theoListed.sort()).toEqual([ops.requestId, hers.requestId, own.requestId].sort());
   });
 
   it("an expired delegation at the claim's recount is not counted: the approval it carried no longer executes", async () => {

@@ -55,6 +55,16 @@ export function eligibleReviewersOfRequest(at: Date): Prisma.Sql {
     WHERE ${eligibleUser(OFFERED_GROUPS_OF_REQUEST, Prisma.raw(`r."requesterUserId"`), Prisma.sql`${at}::timestamp`)})`;
 }
 
+/**
+ * Whether the user `userId` is eligible at `at` for the approval request aliased `r` in the enclosing statement, as
+ * SQL: what an inbox adds when a delegation lends its viewer groups (a request of the delegator's own is offered to
+ * the groups the viewer holds then, yet the viewer may not review it).
+ */
+export function eligibleForRequest(userId: string, at: Date): Prisma.Sql {
+  return Prisma.sql`EXISTS (SELECT 1 FROM "User" u WHERE u.id = ${userId}
+    AND ${eligibleUser(OFFERED_GROUPS_OF_REQUEST, Prisma.raw(`r."requesterUserId"`), Prisma.sql`${at}::timestamp`)})`;
+}
+
 /** Whether this user may review a request with this offer at `at` (the rule above, for one user). */
 export async function isEligibleReviewer(userId: string, offer: Offer, at: Date, client: Tx = db()): Promise<boolean> {
   const rows = await client.$queryRaw<{ id: string }[]>`

@@ -19,8 +19,15 @@ import { containsPattern } from "./search";
 import { approvableInBulk } from "./bulk";
 import { listSummary } from "./body";
 import { withDelegatedGroups } from "@/lib/approvals/delegation";
+import { eligibleForRequest } from "@/lib/approvals/eligibility";
 
-export type Viewer = { id: string; role: string; groups: string[] };
+export type Viewer = {
+  id: string;
+  role: string;
+  groups: string[];
+  /** Some of `groups` are lent by a delegation: each listed request is then checked against the eligibility rule. */
+  standsIn?: boolean;
+};
 
 export const INBOX_PAGE_SIZE = 25;
 /** The count shown above the list stops here ("1000+"): counting further would cost more than it tells. */
@@ -105,6 +112,8 @@ function requestFilters(viewer: Viewer, p: InboxParams, now: Date): Prisma.Sql[]
     Prisma.sql`r.deadline > ${now}`,
     Prisma.sql`NOT EXISTS (SELECT 1 FROM "Review" mine WHERE mine."requestId" = r.id AND mine."reviewerId" = ${viewer.id})`,
   ];
+  // A delegate never reviews the delegator's own request, though it is addressed to a group the delegate holds now.
+  if (viewer.standsIn) parts.push(eligibleForRequest(viewer.id, now));
   if (p.tool) parts.push(Prisma.sql`r.body->>'tool' = ${p.tool}`);
   const approved = Prisma.sql`EXISTS (SELECT 1 FROM "Review" a WHERE a."requestId" = r.id AND a.decision = 'approve')`;
   const asking = Prisma.sql`EXISTS (SELECT 1 FROM "Task" q WHERE q.id = r."taskId" AND q.handle = r.id AND q.status = 'input_required')`;
@@ -203,7 +212,8 @@ function toItem(r: Row): InboxItem {
 
 /** One page of the inbox for `viewer`, as the page and /api/inbox show it. */
 export async function inboxPage(signedIn: Viewer, p: InboxParams, now: Date, size = INBOX_PAGE_SIZE): Promise<InboxPage> {
-  const viewer = await withDelegatedGroups(signedIn, now);
+  const lent = await withDelegatedGroups(signedIn, now);
+  const viewer = lent === signedIn ? signedIn : { ...lent, standsIn: true };
   const empty: InboxPage = { now: now.toISOString(), items: [], next: null, prev: null, total: 0, totalCapped: false };
   if (!hasInbox(viewer)) return empty;
   if (p.group && !viewer.groups.includes(p.group)) return empty;
