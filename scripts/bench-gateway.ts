@@ -84,13 +84,23 @@ const countersignUrl = await new Promise<URL>((resolve, reject) => {
   countersign.once("message", (m) => resolve(new URL((m as { url: string }).url)));
   countersign.once("exit", (code) => reject(new Error(`the Countersign process exited (${code}) before it listened`)));
 });
+// The floor of any gateway: a byte relay in its own process in front of the same upstream.
+const relay = fork(path.resolve("scripts/bench-gateway-relay.ts"), [], {
+  execArgv: ["--import", "tsx"],
+  env: { ...process.env, UPSTREAM_URL: upstreamUrl.toString() },
+  stdio: ["ignore", "inherit", "inherit", "ipc"],
+});
+const relayUrl = await new Promise<URL>((resolve, reject) => {
+  relay.once("message", (m) => resolve(new URL((m as { url: string }).url)));
+  relay.once("exit", (code) => reject(new Error(`the relay exited (${code}) before it listened`)));
+});
 // The same route in this process, only to count one call's statements at the driver.
 const route = await serveRoute();
 const token = DEMO_AGENTS[1].token;
 
-async function directClient(): Promise<Client> {
+async function directClient(url = upstreamUrl): Promise<Client> {
   const c = new Client({ name: "bench-direct", version: "1" }, { versionNegotiation: { mode: "auto" } } as never);
-  await c.connect(new StreamableHTTPClientTransport(upstreamUrl));
+  await c.connect(new StreamableHTTPClientTransport(url));
   return c;
 }
 async function gatewayClient(url = countersignUrl): Promise<Client> {
@@ -130,7 +140,9 @@ async function throughput(clients: Client[], tool: string): Promise<number> {
 
 const direct = await directClient();
 const gateway = await gatewayClient();
+const relayed = await directClient(relayUrl);
 const directMs = await latency(direct, "echo");
+const relayMs = await latency(relayed, "echo");
 const gatewayMs = await latency(gateway, "everything__echo");
 // The same route with a built-in allowed tool (a staging deploy): Countersign's own per-call work, no forwarding.
 const builtinMs = await latency(gateway, "deploy_service", deployArgs);
@@ -145,6 +157,8 @@ await local.close();
 const directClients = await Promise.all(Array.from({ length: CLIENTS }, directClient));
 const gatewayClients = await Promise.all(Array.from({ length: CLIENTS }, gatewayClient));
 const directRps = await throughput(directClients, "echo");
+const relayClients = await Promise.all(Array.from({ length: CLIENTS }, () => directClient(relayUrl)));
+const relayRps = await throughput(relayClients, "echo");
 const gatewayRps = await throughput(gatewayClients, "everything__echo");
 
 // One supervised stdio upstream: server-filesystem on a scratch folder, after one call.
@@ -162,12 +176,14 @@ const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
 
 console.log(`gateway benchmark (${os.cpus().length} cores, Node ${process.version}, database: ${server.kind})`);
 console.log(`  median latency, ${N} sequential echo calls: direct ${directMs.toFixed(2)} ms, through Countersign ${gatewayMs.toFixed(2)} ms (ratio ${(gatewayMs / directMs).toFixed(2)}x)`);
+console.log(`  the floor of any gateway, a byte relay in its own process: ${relayMs.toFixed(2)} ms (ratio ${(relayMs / directMs).toFixed(2)}x), ${relayRps.toFixed(0)}/s at ${CLIENTS} clients (${((relayRps / directRps) * 100).toFixed(0)}%)`);
 console.log(`  database statements in one call through Countersign: ${oneCall.statements} (${oneCall.transactions} transactions, ${oneCall.dbMs.toFixed(2)} ms)`);
 console.log(`  for comparison, an allowed built-in call (deploy_service to staging) through the same route: ${builtinMs.toFixed(2)} ms`);
 console.log(`  throughput, ${CLIENTS} concurrent clients, ${CONCURRENT_CALLS} calls: direct ${directRps.toFixed(0)}/s, through Countersign ${gatewayRps.toFixed(0)}/s (${((gatewayRps / directRps) * 100).toFixed(0)}%)`);
 console.log(`  one supervised stdio upstream (server-filesystem): resident memory ${(rssKb / 1024).toFixed(1)} MiB`);
 
-for (const c of [direct, gateway, ...directClients, ...gatewayClients]) await c.close().catch(() => {});
+for (const c of [direct, relayed, gateway, ...directClients, ...relayClients, ...gatewayClients]) await c.close().catch(() => {});
+relay.disconnect();
 await route.close();
 countersign.disconnect();
 await new Promise((r) => countersign.once("exit", r));
