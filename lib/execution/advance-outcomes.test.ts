@@ -1,0 +1,93 @@
+/**
+ * What advancing a task does with each answer the approval backend and the tool can give, beyond approve and deny
+ * (tests/lifecycle.test.ts): a request the backend cancelled or lost ends the task without running the tool, and
+ * says so; a tool that reports an error with no words still says it failed; a result that arrives after the claim
+ * was taken away is not stored, and the late arrival is audited; arguments the tool no longer accepts are a
+ * binding failure, denied and never run.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { db } from "../db/client";
+import { getTool } from "../tools/catalog";
+import { advanceTask } from "./advance";
+import { principal, requestIdOf, resetDb } from "../../tests/support/db";
+import { approveOnly, at, auditCount, gatedCall, MIN, sideEffects, SRES, T0, taskRow } from "../../tests/support/proof";
+
+async function productionDeploy(): Promise<string> {
+  return gatedCall(await principal("ops-bot"), "deploy_service", { service: "checkout-api", environment: "production", version: "9.9.9" }, T0);
+}
+
+async function auditOf(taskId: string, type: string) {
+  return db().auditEvent.findFirstOrThrow({ where: { taskId, type } });
+}
+
+beforeEach(async () => {
+  await resetDb();
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("advancing a task on the backend's other answers", () => {
+  it("a request the backend cancelled ends the task cancelled, audited as the backend's doing; the tool does not run", async () => {
+    const taskId = await productionDeploy();
+    await db().approvalRequest.update({ where: { id: await requestIdOf(taskId) }, data: { status: "cancelled", decidedAt: at(MIN) } });
+    expect(await advanceTask(taskId, at(2 * MIN))).toEqual({ moved: true });
+    expect(await taskRow(taskId)).toMatchObject({ status: "cancelled" });
+    expect(await auditOf(taskId, "task.cancelled")).toMatchObject({ actor: "backend" });
+    expect(await sideEffects(taskId)).toBe(0);
+  });
+
+  it("a request the backend no longer knows fails the task with words that say the tool did not run", async () => {
+    const taskId = await productionDeploy();
+    // The task's handle names a request the backend has no record of (lost on its side).
+    await db().task.update({ where: { id: taskId }, data: { handle: "request-the-backend-lost" } });
+    expect(await advanceTask(taskId, at(2 * MIN))).toEqual({ moved: true });
+    const t = await taskRow(taskId);
+    expect(t.status).toBe("failed");
+    expect(JSON.stringify(t.error)).toContain("The approval backend failed before execution; the tool did not run.");
+    expect(await auditOf(taskId, "task.failed")).toMatchObject({ actor: "backend" });
+    expect(await sideEffects(taskId)).toBe(0);
+  });
+});
+
+describe("the approved tool's answers", () => {
+  it("a tool that reports an error without words completes execution-error saying the tool reported an error", async () => {
+    const taskId = await productionDeploy();
+    await approveOnly(taskId, SRES[0], at(MIN));
+    vi.spyOn(getTool("deploy_service")!, "run").mockResolvedValue({ text: "", isError: true });
+    await advanceTask(taskId, at(2 * MIN));
+    const t = await taskRow(taskId);
+    expect(t).toMatchObject({ status: "completed", disposition: "execution-error" });
+    expect(JSON.stringify(t.result)).toContain("the tool reported an error.");
+  });
+
+  it("a result that arrives after the claim was taken away is not stored; its late arrival is audited with its disposition", async () => {
+    const taskId = await productionDeploy();
+    await approveOnly(taskId, SRES[0], at(MIN));
+    vi.spyOn(getTool("deploy_service")!, "run").mockImplementation(async () => {
+      // While the tool runs, the claim passes to someone else (its execution deadline was judged passed elsewhere).
+      await db().task.update({ where: { id: taskId }, data: { claimedBy: "someone-else" } });
+      return { text: "deployed" };
+    });
+    await advanceTask(taskId, at(2 * MIN));
+    const t = await taskRow(taskId);
+    expect(t.status).toBe("working");
+    expect(t.result).toBeNull();
+    expect(await auditCount(taskId, "execution.completed")).toBe(0);
+    expect((await auditOf(taskId, "execution.result-late")).data).toMatchObject({ disposition: "approved-executed" });
+  });
+
+  it("arguments the tool no longer accepts at re-evaluation are a binding failure: denied, never run", async () => {
+    const taskId = await productionDeploy();
+    await approveOnly(taskId, SRES[0], at(MIN));
+    const tool = getTool("deploy_service")!;
+    const run = vi.spyOn(tool, "run");
+    vi.spyOn(tool.schema, "safeParse").mockReturnValue({ success: false } as never);
+    await advanceTask(taskId, at(2 * MIN));
+    expect(await taskRow(taskId)).toMatchObject({ status: "completed", disposition: "denied-not-executed" });
+    expect((await auditOf(taskId, "task.denied")).data).toMatchObject({ cause: "binding" });
+    expect(run).not.toHaveBeenCalled();
+    expect(await sideEffects(taskId)).toBe(0);
+  });
+});
