@@ -78,6 +78,28 @@ describe("the approved tool's answers", () => {
     expect((await auditOf(taskId, "execution.result-late")).data).toMatchObject({ disposition: "approved-executed" });
   });
 
+  it("a claim refused because the approver lost eligibility after re-evaluation neither runs nor denies: the next advance asks again", async () => {
+    const taskId = await productionDeploy();
+    await approveOnly(taskId, SRES[0], at(MIN));
+    const tool = getTool("deploy_service")!;
+    const resource = tool.resource.bind(tool);
+    const run = vi.spyOn(tool, "run");
+    // Re-evaluation maps the resource; the approver is deactivated right after it, before the claim recounts.
+    vi.spyOn(tool, "resource").mockImplementationOnce(async (args) => {
+      const r = await resource(args);
+      await db().user.update({ where: { email: SRES[0] }, data: { active: false } });
+      return r;
+    });
+    await advanceTask(taskId, at(2 * MIN));
+    expect(run).not.toHaveBeenCalled();
+    expect(await taskRow(taskId)).toMatchObject({ status: "working", disposition: null });
+    expect(await auditCount(taskId, "task.denied")).toBe(0);
+    // The next advance re-evaluates with the approvals that still count (none): the task waits on a new request.
+    await advanceTask(taskId, at(3 * MIN));
+    expect(await taskRow(taskId)).toMatchObject({ status: "working", phase: "awaiting_approval" });
+    expect(run).not.toHaveBeenCalled();
+  });
+
   it("arguments the tool no longer accepts at re-evaluation are a binding failure: denied, never run", async () => {
     const taskId = await productionDeploy();
     await approveOnly(taskId, SRES[0], at(MIN));
