@@ -80,6 +80,8 @@ test("History filters by reviewer (name or email) and decision day; the audit ac
   const rows = page.getByTestId("audit-row");
   await expect(rows.first()).toBeVisible();
   await expect(rows.filter({ hasNotText: "Tara Treasury" })).toHaveCount(0);
+  // Times read in the admin's own zone, with how long ago, once the browser takes over (the server renders UTC).
+  await expect(rows.first().locator("time[data-local]")).toHaveText(/^\d{1,2} \w{3} \d{4}, \d\d:\d\d \S+ \(.+\)$/);
   await page.goto("/admin/audit?actor=Nobody%20Here&taskId=42");
   await expect(page.getByTestId("filter-problems")).toContainText("No one and no agent is called “Nobody Here”.");
   await expect(page.getByTestId("filter-problems")).toContainText("The task id “42” is not valid");

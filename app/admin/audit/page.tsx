@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { FilterProblems } from "@/components/admin/FilterProblems";
 import { Notice } from "@/components/Notice";
-import { formatWhen } from "@/components/when";
+import { LocalTime } from "@/components/LocalTime";
 import { requireRole } from "@/lib/auth/session";
 import { auditFilterFrom } from "@/lib/audit/filter-params";
 import { auditEventTypes, listAuditEvents } from "@/lib/audit/list-events";
@@ -117,7 +117,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
               {page.events.map((e) => (
                 <tr key={e.seq} className="border-b border-slate-100 align-top last:border-0" data-testid="audit-row">
                   <td className="px-3 py-2 font-mono text-xs text-slate-700">{e.seq}</td>
-                  <td className="px-3 py-2 text-xs whitespace-nowrap text-slate-700">{formatWhen(e.at.toISOString())}</td>
+                  <td className="px-3 py-2 text-xs whitespace-nowrap text-slate-700"><LocalTime iso={e.at.toISOString()} /></td>
                   <td className="px-3 py-2 font-mono text-xs text-slate-900">{e.type}</td>
                   <td className="px-3 py-2 text-xs text-slate-800">
                     {names.get(e.actor) ?? e.actor}

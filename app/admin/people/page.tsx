@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { CreateAgentForm, EnableAgentForm, EndSessionsForm, RevokeAgentForm, UserForm } from "@/components/admin/PeopleForms";
 import { Notice } from "@/components/Notice";
 import { Section } from "@/components/Section";
-import { formatWhen } from "@/components/when";
+import { LocalTime } from "@/components/LocalTime";
 import { agentOwnerChoice } from "@/lib/admin/agents";
 import { listAgents, listUsers } from "@/lib/admin/read";
 import { requireRole } from "@/lib/auth/session";
@@ -47,9 +47,9 @@ export default async function PeoplePage() {
                 <p className="font-medium text-slate-900">
                   {a.name}{" "}
                   {a.revokedAt ? (
-                    <span className="rounded-full bg-red-50 px-2 py-0.5 text-xs text-red-900 ring-1 ring-red-600/20 ring-inset">revoked {formatWhen(a.revokedAt.toISOString())}</span>
+                    <span className="rounded-full bg-red-50 px-2 py-0.5 text-xs text-red-900 ring-1 ring-red-600/20 ring-inset">revoked <LocalTime iso={a.revokedAt.toISOString()} /></span>
                   ) : a.pendingSince ? (
-                    <span className="rounded-full bg-amber-50 px-2 py-0.5 text-xs text-amber-900 ring-1 ring-amber-600/20 ring-inset">pending since {formatWhen(a.pendingSince.toISOString())}</span>
+                    <span className="rounded-full bg-amber-50 px-2 py-0.5 text-xs text-amber-900 ring-1 ring-amber-600/20 ring-inset">pending since <LocalTime iso={a.pendingSince.toISOString()} /></span>
                   ) : (
                     <span className="rounded-full bg-emerald-50 px-2 py-0.5 text-xs text-emerald-900 ring-1 ring-emerald-600/20 ring-inset">active</span>
                   )}
@@ -57,11 +57,11 @@ export default async function PeoplePage() {
                 {a.oauthIssuer ? (
                   <p className="text-xs text-slate-700">
                     {a.pendingSince ? "acts for nobody until enabled" : `acts for ${a.user.name}`} · OAuth client <span className="font-mono">{a.oauthClientId}</span> of{" "}
-                    <span className="font-mono">{a.oauthIssuer}</span> · first seen {formatWhen(a.createdAt.toISOString())}
+                    <span className="font-mono">{a.oauthIssuer}</span> · first seen <LocalTime iso={a.createdAt.toISOString()} />
                   </p>
                 ) : (
                   <p className="text-xs text-slate-700">
-                    acts for {a.user.name} · token <span className="font-mono">{a.tokenPrefix}…</span> · created {formatWhen(a.createdAt.toISOString())}
+                    acts for {a.user.name} · token <span className="font-mono">{a.tokenPrefix}…</span> · created <LocalTime iso={a.createdAt.toISOString()} />
                   </p>
                 )}
               </div>

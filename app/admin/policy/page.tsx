@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { RuleEditor } from "@/components/admin/RuleEditor";
 import { Notice } from "@/components/Notice";
-import { formatWhen } from "@/components/when";
+import { LocalTime } from "@/components/LocalTime";
 import { currentPolicy } from "@/lib/admin/read";
 import { requireRole } from "@/lib/auth/session";
 import { approverGroups } from "@/lib/inbox/groups";
@@ -64,7 +64,7 @@ export default async function PolicyPage() {
                     {r.effect === "requestable"
                       ? `${r.approvalsRequired} approval${r.approvalsRequired === 1 ? "" : "s"} from ${r.approverGroup}`
                       : "refused"}
-                    {r.requireJustification && ", justification required"}. Saved {formatWhen(r.createdAt.toISOString())}.
+                    {r.requireJustification && ", justification required"}. Saved <LocalTime iso={r.createdAt.toISOString()} />.
                   </p>
                   <details className="mt-2">
                     <summary className="cursor-pointer text-sm font-medium text-indigo-800">Edit {r.ruleKey}</summary>

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { CreateWebhookForm, DeactivateWebhookForm } from "@/components/admin/WebhookForms";
 import { Notice } from "@/components/Notice";
 import { Section } from "@/components/Section";
-import { formatWhen } from "@/components/when";
+import { LocalTime } from "@/components/LocalTime";
 import { listWebhooks, recentDeliveries } from "@/lib/admin/read";
 import { requireRole } from "@/lib/auth/session";
 import { WEBHOOK_EVENTS } from "@/lib/webhooks/outbox";
@@ -41,7 +41,7 @@ export default async function WebhooksPage() {
                 <div className="min-w-0">
                   <p className="font-mono text-xs break-all text-slate-900">{h.url}</p>
                   <p className="text-xs text-slate-700">
-                    {h.events.join(", ")} · {h.active ? "active" : "inactive"} · registered {formatWhen(h.createdAt.toISOString())}
+                    {h.events.join(", ")} · {h.active ? "active" : "inactive"} · registered <LocalTime iso={h.createdAt.toISOString()} />
                   </p>
                 </div>
                 {h.active && <DeactivateWebhookForm webhookId={h.id} url={h.url} action={deactivateWebhookAction} />}
@@ -70,7 +70,7 @@ export default async function WebhooksPage() {
               <tbody>
                 {deliveries.map((d) => (
                   <tr key={d.id} className="border-b border-slate-100 align-top last:border-0" data-testid="delivery">
-                    <td className="px-2 py-2 text-xs whitespace-nowrap text-slate-700">{formatWhen(d.createdAt.toISOString())}</td>
+                    <td className="px-2 py-2 text-xs whitespace-nowrap text-slate-700"><LocalTime iso={d.createdAt.toISOString()} /></td>
                     <td className="px-2 py-2 font-mono text-xs">
                       {d.eventType}
                       <span className="block text-slate-600">{d.id}</span>
@@ -78,8 +78,8 @@ export default async function WebhooksPage() {
                     <td className="px-2 py-2 font-mono text-xs break-all">{d.webhook.url}</td>
                     <td className="px-2 py-2">
                       <span className={`rounded-full px-2 py-0.5 text-xs ring-1 ring-inset ${STATUS[d.status] ?? ""}`}>{d.status}</span>
-                      {d.status === "pending" && d.attempts > 0 && <span className="block text-xs text-slate-600">next {formatWhen(d.nextAttemptAt.toISOString())}</span>}
-                      {d.deliveredAt && <span className="block text-xs text-slate-600">{formatWhen(d.deliveredAt.toISOString())}</span>}
+                      {d.status === "pending" && d.attempts > 0 && <span className="block text-xs text-slate-600">next <LocalTime iso={d.nextAttemptAt.toISOString()} /></span>}
+                      {d.deliveredAt && <span className="block text-xs text-slate-600"><LocalTime iso={d.deliveredAt.toISOString()} /></span>}
                     </td>
                     <td className="px-2 py-2 text-slate-800">{d.attempts}</td>
                     <td className="px-2 py-2 text-xs text-slate-800">{d.lastError ?? (d.lastStatus ? `HTTP ${d.lastStatus}` : "—")}</td>

@@ -1,7 +1,8 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { Notice } from "@/components/Notice";
-import { formatDurationSec, formatWhen } from "@/components/when";
+import { formatDurationSec } from "@/components/when";
+import { LocalTime } from "@/components/LocalTime";
 import { ruleVersions, userNames } from "@/lib/admin/read";
 import { requireRole } from "@/lib/auth/session";
 import { conditionText } from "@/lib/inbox/rule-words";
@@ -39,7 +40,7 @@ export default async function RuleVersionsPage({ params }: { params: Promise<{ r
               <div><dt className="inline text-slate-600">Approval validity: </dt><dd className="inline">{formatDurationSec(v.approvalValiditySec)}</dd></div>
               <div><dt className="inline text-slate-600">Justification: </dt><dd className="inline">{v.requireJustification ? "required" : "not required"}</dd></div>
               <div className="sm:col-span-2"><dt className="inline text-slate-600">Reason: </dt><dd className="inline">{v.reason}</dd></div>
-              <div className="sm:col-span-2"><dt className="inline text-slate-600">Saved: </dt><dd className="inline">{formatWhen(v.createdAt.toISOString())} by {v.createdBy === "seed" ? "the demo seed" : (names.get(v.createdBy ?? "") ?? v.createdBy ?? "unknown")}</dd></div>
+              <div className="sm:col-span-2"><dt className="inline text-slate-600">Saved: </dt><dd className="inline"><LocalTime iso={v.createdAt.toISOString()} /> by {v.createdBy === "seed" ? "the demo seed" : (names.get(v.createdBy ?? "") ?? v.createdBy ?? "unknown")}</dd></div>
             </dl>
           </li>
         ))}

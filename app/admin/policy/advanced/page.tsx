@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { AdvancedEditor } from "@/components/admin/AdvancedEditor";
 import { Notice } from "@/components/Notice";
-import { formatWhen } from "@/components/when";
+import { LocalTime } from "@/components/LocalTime";
 import { requireRole } from "@/lib/auth/session";
 import { db } from "@/lib/db/client";
 import { settingsYaml } from "@/lib/policy/console-document";
@@ -88,7 +88,7 @@ export default async function AdvancedPolicyPage({ searchParams }: { searchParam
               <Link href={`/admin/policy/advanced?version=${v.version}`} className="text-indigo-800 underline">
                 Version {v.version}
               </Link>
-              {v.version === current.version && " (current)"} — saved {formatWhen(v.createdAt.toISOString())} by {by(v.createdBy)}
+              {v.version === current.version && " (current)"} — saved <LocalTime iso={v.createdAt.toISOString()} /> by {by(v.createdBy)}
               {v.note ? `: ${v.note}` : ""}
             </li>
           ))}
