@@ -10,7 +10,7 @@ import { db } from "../db/client";
 import { getTool } from "../tools/catalog";
 import { advanceTask } from "./advance";
 import { principal, requestIdOf, resetDb } from "../../tests/support/db";
-import { approveOnly, at, auditCount, gatedCall, MIN, sideEffects, SRES, T0, taskRow } from "../../tests/support/proof";
+import { approveOnly, at, auditCount, freshOrder, gatedCall, gatedRefund, LEADS, MIN, review, sideEffects, SRES, T0, taskRow } from "../../tests/support/proof";
 
 async function productionDeploy(): Promise<string> {
   return gatedCall(await principal("ops-bot"), "deploy_service", { service: "checkout-api", environment: "production", version: "9.9.9" }, T0);
@@ -111,5 +111,24 @@ describe("the approved tool's answers", () => {
     expect((await auditOf(taskId, "task.denied")).data).toMatchObject({ cause: "binding" });
     expect(run).not.toHaveBeenCalled();
     expect(await sideEffects(taskId)).toBe(0);
+  });
+});
+
+describe("the claim's bookkeeping", () => {
+  it("the claim counts its own call as executed in policy history, and only its own: another request's pending call is voided when it is denied", async () => {
+    const a = await gatedRefund(await freshOrder("O-7701"));
+    const b = await gatedRefund(await freshOrder("O-7702"));
+    await approveOnly(a, LEADS[0], at(MIN));
+    await advanceTask(a, at(2 * MIN));
+    expect(await taskRow(a)).toMatchObject({ status: "completed", disposition: "approved-executed" });
+    expect((await auditOf(a, "execution.claimed")).actor).toBe("system");
+    expect(await db().callRecord.findFirstOrThrow({ where: { taskId: a } })).toMatchObject({ status: "executed" });
+    expect(await db().callRecord.findFirstOrThrow({ where: { taskId: b } })).toMatchObject({ status: "pending" });
+    const denied = await review(b, LEADS[0], "deny", at(3 * MIN));
+    expect(denied.ok).toBe(true);
+    await advanceTask(b, at(4 * MIN));
+    expect(await taskRow(b)).toMatchObject({ disposition: "denied-not-executed" });
+    // Not counted in any window from now on.
+    expect(await db().callRecord.findFirstOrThrow({ where: { taskId: b } })).toMatchObject({ status: "void" });
   });
 });
