@@ -100,6 +100,18 @@ describe("the approved tool's answers", () => {
     expect(run).not.toHaveBeenCalled();
   });
 
+  it("an unexpected failure while re-evaluation maps the resource is not a denial: the advance fails, the task keeps waiting, and the next advance runs it", async () => {
+    const taskId = await productionDeploy();
+    await approveOnly(taskId, SRES[0], at(MIN));
+    const tool = getTool("deploy_service")!;
+    vi.spyOn(tool, "resource").mockRejectedValueOnce(new Error("connection reset while reading the service"));
+    await expect(advanceTask(taskId, at(2 * MIN))).rejects.toThrow("connection reset");
+    expect(await taskRow(taskId)).toMatchObject({ status: "working", disposition: null });
+    expect(await auditCount(taskId, "task.denied")).toBe(0);
+    await advanceTask(taskId, at(3 * MIN));
+    expect(await taskRow(taskId)).toMatchObject({ status: "completed", disposition: "approved-executed" });
+  });
+
   it("arguments the tool no longer accepts at re-evaluation are a binding failure: denied, never run", async () => {
     const taskId = await productionDeploy();
     await approveOnly(taskId, SRES[0], at(MIN));
