@@ -8,8 +8,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { db } from "../db/client";
 import { getTool } from "../tools/catalog";
+import { saveRuleVersion, type RuleInput } from "../policy/save-rule";
 import { advanceTask } from "./advance";
-import { principal, requestIdOf, resetDb } from "../../tests/support/db";
+import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db";
 import { approveOnly, at, auditCount, freshOrder, gatedCall, gatedRefund, LEADS, MIN, review, sideEffects, SRES, T0, taskRow } from "../../tests/support/proof";
 
 async function productionDeploy(): Promise<string> {
@@ -110,6 +111,25 @@ describe("the approved tool's answers", () => {
     expect(await auditCount(taskId, "task.denied")).toBe(0);
     await advanceTask(taskId, at(3 * MIN));
     expect(await taskRow(taskId)).toMatchObject({ status: "completed", disposition: "approved-executed" });
+  });
+
+  it("a policy that now denies the approved call ends it with the policy's own reason; a plain denial is no evaluation error", async () => {
+    const taskId = await productionDeploy();
+    await approveOnly(taskId, SRES[0], at(MIN));
+    const cur = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "deploy-production", active: true } });
+    const frozen: RuleInput = {
+      ruleKey: cur.ruleKey, tool: cur.tool, description: cur.description, field: cur.field, operator: cur.operator as RuleInput["operator"],
+      value: cur.value, currency: cur.currency, effect: "deny", approverGroup: null, approvalsRequired: 0, requestDeadlineSec: cur.requestDeadlineSec,
+      approvalValiditySec: cur.approvalValiditySec, requireJustification: false, reason: "Production deploys are frozen for the release", active: true,
+    };
+    await saveRuleVersion(frozen, await userId("admin@countersign.test"), at(MIN));
+    await advanceTask(taskId, at(2 * MIN));
+    const t = await taskRow(taskId);
+    expect(t).toMatchObject({ status: "completed", disposition: "denied-not-executed" });
+    expect(JSON.stringify(t.result)).toContain("Production deploys are frozen for the release. The tool did not run");
+    expect((await auditOf(taskId, "task.denied")).data).toMatchObject({ cause: "policy", detail: "Production deploys are frozen for the release" });
+    expect(await auditCount(taskId, "policy.evaluation-error")).toBe(0);
+    expect(await sideEffects(taskId)).toBe(0);
   });
 
   it("arguments the tool no longer accepts at re-evaluation are a binding failure: denied, never run", async () => {
