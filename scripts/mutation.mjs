@@ -19,6 +19,7 @@
  *   MUTATION_STATIC=1          also test static (module-level) mutants; each reruns every test
  */
 import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -47,8 +48,10 @@ function node22() {
   return bin;
 }
 
+/** The report folder's name: the target made safe for a path, shortened with a digest when it lists many files. */
 function runName(target) {
-  return target.replace(/^lib\//, "").replace(/[^A-Za-z0-9.-]+/g, "_");
+  const name = target.replace(/^lib\//, "").replace(/[^A-Za-z0-9.-]+/g, "_");
+  return name.length <= 80 ? name : `${name.slice(0, 60)}-${createHash("sha256").update(target).digest("hex").slice(0, 12)}`;
 }
 
 const node = node22();
