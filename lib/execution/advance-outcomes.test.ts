@@ -10,12 +10,8 @@ import { db } from "../db/client";
 import { getTool } from "../tools/catalog";
 import { saveRuleVersion, type RuleInput } from "../policy/save-rule";
 import { advanceTask } from "./advance";
-import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db";
-import { approveOnly, at, auditCount, freshOrder, gatedCall, gatedRefund, LEADS, MIN, review, sideEffects, SRES, T0, taskRow } from "../../tests/support/proof";
-
-async function productionDeploy(): Promise<string> {
-  return gatedCall(await principal("ops-bot"), "deploy_service", { service: "checkout-api", environment: "production", version: "9.9.9" }, T0);
-}
+import { requestIdOf, resetDb, userId } from "../../tests/support/db";
+import { approveOnly, at, auditCount, freshOrder, gatedDeploy, gatedRefund, LEADS, MIN, review, sideEffects, SRES, taskRow } from "../../tests/support/proof";
 
 async function auditOf(taskId: string, type: string) {
   return db().auditEvent.findFirstOrThrow({ where: { taskId, type } });
@@ -31,7 +27,7 @@ afterEach(() => {
 
 describe("advancing a task on the backend's other answers", () => {
   it("a request the backend cancelled ends the task cancelled, audited as the backend's doing; the tool does not run", async () => {
-    const taskId = await productionDeploy();
+    const taskId = await gatedDeploy();
     await db().approvalRequest.update({ where: { id: await requestIdOf(taskId) }, data: { status: "cancelled", decidedAt: at(MIN) } });
     expect(await advanceTask(taskId, at(2 * MIN))).toEqual({ moved: true });
     expect(await taskRow(taskId)).toMatchObject({ status: "cancelled" });
@@ -40,7 +36,7 @@ describe("advancing a task on the backend's other answers", () => {
   });
 
   it("a request the backend no longer knows fails the task with words that say the tool did not run", async () => {
-    const taskId = await productionDeploy();
+    const taskId = await gatedDeploy();
     // The task's handle names a request the backend has no record of (lost on its side).
     await db().task.update({ where: { id: taskId }, data: { handle: "request-the-backend-lost" } });
     expect(await advanceTask(taskId, at(2 * MIN))).toEqual({ moved: true });
@@ -54,7 +50,7 @@ describe("advancing a task on the backend's other answers", () => {
 
 describe("the approved tool's answers", () => {
   it("a tool that reports an error without words completes execution-error saying the tool reported an error", async () => {
-    const taskId = await productionDeploy();
+    const taskId = await gatedDeploy();
     await approveOnly(taskId, SRES[0], at(MIN));
     vi.spyOn(getTool("deploy_service")!, "run").mockResolvedValue({ text: "", isError: true });
     await advanceTask(taskId, at(2 * MIN));
@@ -64,7 +60,7 @@ describe("the approved tool's answers", () => {
   });
 
   it("a result that arrives after the claim was taken away is not stored; its late arrival is audited with its disposition", async () => {
-    const taskId = await productionDeploy();
+    const taskId = await gatedDeploy();
     await approveOnly(taskId, SRES[0], at(MIN));
     vi.spyOn(getTool("deploy_service")!, "run").mockImplementation(async () => {
       // While the tool runs, the claim passes to someone else (its execution deadline was judged passed elsewhere).
@@ -80,7 +76,7 @@ describe("the approved tool's answers", () => {
   });
 
   it("a claim refused because the approver lost eligibility after re-evaluation neither runs nor denies: the next advance asks again", async () => {
-    const taskId = await productionDeploy();
+    const taskId = await gatedDeploy();
     await approveOnly(taskId, SRES[0], at(MIN));
     const tool = getTool("deploy_service")!;
     const resource = tool.resource.bind(tool);
@@ -102,7 +98,7 @@ describe("the approved tool's answers", () => {
   });
 
   it("an unexpected failure while re-evaluation maps the resource is not a denial: the advance fails, the task keeps waiting, and the next advance runs it", async () => {
-    const taskId = await productionDeploy();
+    const taskId = await gatedDeploy();
     await approveOnly(taskId, SRES[0], at(MIN));
     const tool = getTool("deploy_service")!;
     vi.spyOn(tool, "resource").mockRejectedValueOnce(new Error("connection reset while reading the service"));
@@ -114,7 +110,7 @@ describe("the approved tool's answers", () => {
   });
 
   it("a policy that now denies the approved call ends it with the policy's own reason; a plain denial is no evaluation error", async () => {
-    const taskId = await productionDeploy();
+    const taskId = await gatedDeploy();
     await approveOnly(taskId, SRES[0], at(MIN));
     const cur = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "deploy-production", active: true } });
     const frozen: RuleInput = {
@@ -133,7 +129,7 @@ describe("the approved tool's answers", () => {
   });
 
   it("arguments the tool no longer accepts at re-evaluation are a binding failure: denied, never run", async () => {
-    const taskId = await productionDeploy();
+    const taskId = await gatedDeploy();
     await approveOnly(taskId, SRES[0], at(MIN));
     const tool = getTool("deploy_service")!;
     const run = vi.spyOn(tool, "run");

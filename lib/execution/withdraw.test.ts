@@ -9,12 +9,9 @@ import { advanceTask } from "./advance";
 import { withdrawTasksOf } from "./withdraw";
 import { principal, requestIdOf, resetDb } from "../../tests/support/db";
 import { crashingAt } from "../../tests/support/inprocess-crash";
-import { approveOnly, at, gatedCall, MIN, SRES, T0, taskRow } from "../../tests/support/proof";
+import { approveOnly, at, gatedCall, gatedDeploy, MIN, SRES, T0, taskRow } from "../../tests/support/proof";
 
 vi.mock("../faults", () => import("../../tests/support/inprocess-crash"));
-
-const deploy = async (version: string) =>
-  gatedCall(await principal("ops-bot"), "deploy_service", { service: "checkout-api", environment: "production", version }, T0);
 
 beforeEach(async () => {
   await resetDb();
@@ -23,8 +20,8 @@ beforeEach(async () => {
 describe("withdrawTasksOf", () => {
   it("ends the agent's unclaimed tasks as principal denials and withdraws their requests; its claimed task and other agents' tasks carry on", async () => {
     const ops = await principal("ops-bot");
-    const waiting = await deploy("3.0.1");
-    const claimed = await deploy("3.0.2");
+    const waiting = await gatedDeploy("3.0.1");
+    const claimed = await gatedDeploy("3.0.2");
     await approveOnly(claimed, SRES[0], at(MIN));
     expect(await crashingAt("after-claim", () => advanceTask(claimed, at(2 * MIN)))).toBe("crashed");
     const otherAgent = await gatedCall(await principal("support-bot"), "issue_refund", { order_id: "O-4410", amount: 300 }, T0);

@@ -22,6 +22,12 @@ export function likePrefix(s: string): string {
   return `"${escaped}*"`;
 }
 
+/** "resource has x && " when the attribute may be absent, so a condition over it never errors. */
+function presentGuard(tool: PolicyTool, name: string): string {
+  const a = tool.resourceShape[name];
+  return a && a.type !== "Money" && a.optional ? `resource has ${name} && ` : "";
+}
+
 /**
  * The condition of a rule over the resource, or null when it cannot be written for this tool (an attribute the
  * tool does not have, a value of the wrong type). A rule whose operator this server does not know matches every
@@ -31,7 +37,7 @@ export function formCondition(rule: Pick<Rule, "field" | "operator" | "value">, 
   const attr = tool.resourceShape[rule.field];
   if (!attr || attr.type === "Money" || attr.type === "Boolean") return null;
   const ref = `resource.${rule.field}`;
-  const guard = attr.optional ? `resource has ${rule.field} && ` : "";
+  const guard = presentGuard(tool, rule.field);
   const whole = /^-?\d{1,15}$/.test(rule.value.trim());
   if (attr.type === "StringSet") return setCondition(rule, attr, tool);
   switch (rule.operator) {
@@ -60,10 +66,7 @@ export function formCondition(rule: Pick<Rule, "field" | "operator" | "value">, 
  * folder of the paths. A prefix that is not a folder cannot be read from a set, so it is not writable.
  */
 function setCondition(rule: Pick<Rule, "field" | "operator" | "value">, attr: ResourceAttr & { type: "StringSet" }, tool: PolicyTool): string | null {
-  const guard = (name: string) => {
-    const a = tool.resourceShape[name];
-    return a && a.type !== "Money" && a.optional ? `resource has ${name} && ` : "";
-  };
+  const guard = (name: string) => presentGuard(tool, name);
   switch (rule.operator) {
     case "eq":
       return `${guard(rule.field)}resource.${rule.field}.contains(${cedarString(rule.value)})`;

@@ -49,6 +49,11 @@ export async function gatedCall(agent: Principal, tool: string, args: unknown, n
   return out.task.taskId;
 }
 
+/** A production deploy through the ops bot: one SRE approval (the demo rule deploy-production). */
+export async function gatedDeploy(version = "9.9.9", now: Date = T0): Promise<string> {
+  return gatedCall(await principal("ops-bot"), "deploy_service", { service: "checkout-api", environment: "production", version }, now);
+}
+
 export async function gatedRefund(orderId: string, now: Date = T0, agent?: Principal): Promise<string> {
   return gatedCall(agent ?? (await principal()), "issue_refund", { order_id: orderId }, now);
 }
