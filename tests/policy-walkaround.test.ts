@@ -141,6 +141,26 @@ describe(`splitting is judged on the total (${inject("databaseKind")})`, () => {
     expect(await taskRow(a.taskId)).toMatchObject({ status: "completed", disposition: "approved-executed" });
     expect(await db().refund.count({ where: { orderId: order } })).toBe(2);
   });
+
+  it("re-evaluation measures a per-agent window for the agent that asked: its own refunds since make the approved one refused", async () => {
+    const perAgent = {
+      ...STEADY,
+      history: [...STEADY.history, { name: "refunds_by_agent", tool: "issue_refund", window: "24h", per: "agent" }],
+      policies: `${STEADY.policies}\n@id("refunds-by-agent-cap")\n@reason("A large refund is refused once the agent's refunds of the day pass 300.00.")\nforbid (principal, action == Action::"issue_refund", resource)\nwhen {\n  resource.amount.minor > 15000 &&\n  context.history.refunds_by_agent.total + resource.amount.minor > 30000\n};\n`,
+      tests: [],
+    };
+    await save(perAgent);
+    const bot = await principal("support-bot");
+    // A large refund: the agent's day holds nothing yet, so it waits for a lead.
+    const a = await requestOf(await refund(bot, await freshOrder("O-7330", 40_000), 200));
+    // A small one on another order (the cap reads large refunds only): it runs, and the agent's day now holds 120.00.
+    expect(ran(await refund(bot, await freshOrder("O-7331", 40_000), 120, at(SEC)))).toBe(true);
+    // Approved, A is measured again for this agent: 120.00 + 200.00 > 300.00, so it is refused and never runs.
+    await approve(a.taskId, LEADS[0], at(MIN));
+    expect(await taskRow(a.taskId)).toMatchObject({ status: "completed", disposition: "denied-not-executed" });
+    expect(JSON.stringify((await taskRow(a.taskId)).result)).toMatch(/300\.00/);
+    expect(await db().refund.count({ where: { orderId: "O-7330" } })).toBe(0);
+  });
 });
 
 describe(`per-agent scoping (${inject("databaseKind")})`, () => {
