@@ -22,9 +22,11 @@ import { decide } from "../lib/tasks/decide";
 import { REVISION, SUPPORT_BOT, serveRoute } from "../lib/mcp/testing";
 import { buildRpcRequest, parseRpcBody } from "../lib/mcp/raw-request";
 import { refundsFor, requestIdOf, resetDb, rowsWritten, userId } from "./support/db";
+import { freeLoopbackPort } from "./support/ports";
 
-const PORT = 3311;
-const ISSUER = `http://127.0.0.1:${PORT}`;
+/** The authorization server's port, free when the suite starts and kept for its restarts (a key rotation keeps the issuer). */
+let PORT = 0;
+let ISSUER = "";
 const OTHER_RESOURCE = "https://elsewhere.example.com/mcp";
 const SECRET = "a-client-secret-of-the-test-authorization-server";
 const CLIENTS = ["ci-agent", "mapped-agent", "new-agent", "brief-agent", "unscoped-agent"] as const;
@@ -211,6 +213,8 @@ async function sdkSessionWith<A extends OAuthClientProvider>(auth: A) {
 let signingKey: Key;
 
 beforeAll(async () => {
+  PORT = await freeLoopbackPort();
+  ISSUER = `http://127.0.0.1:${PORT}`;
   mcp = await serveRoute();
   audience = mcp.url.href;
   Object.assign(process.env, {

@@ -1,5 +1,6 @@
 /** The parts of OAuth token handling that need no authorization server: names, shapes, metadata discovery. */
 import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { discoverJwksUrl, looksLikeJwt, oauthAgentName } from "./oauth";
 
@@ -36,8 +37,8 @@ describe("discoverJwksUrl", () => {
       if (body === undefined) return void res.writeHead(404).end();
       res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(body));
     });
-    await new Promise<void>((resolve) => server.listen(3312, "127.0.0.1", resolve));
-    base = "http://127.0.0.1:3312";
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
