@@ -10,7 +10,7 @@ import { createAgent } from "../admin/agents";
 import { authenticateAgent } from "../auth/agents";
 import { claim } from "../execution/claim";
 import { reviewRequest } from "./review";
-import { createDelegation, endDelegation } from "./delegation";
+import { createDelegation, delegateCandidates, delegationsOf, endDelegation, withDelegatedGroups } from "./delegation";
 import { eligibleReviewerIds, isEligibleReviewer } from "./eligibility";
 import { inboxPage } from "../inbox/inbox";
 import { parseInboxParams } from "../inbox/params";
@@ -132,5 +132,58 @@ describe("delegating reviews for a period (out of office)", () => {
     expect(await refused(lena, at(HOUR), at(MIN))).toEqual({ ok: false, error: "The end of the delegation must be after its start." });
     expect(await db().delegation.count()).toBe(0);
     expect(await db().auditEvent.count({ where: { type: "delegation.created" } })).toBe(0);
+  });
+
+  it("refuses a delegation that has already ended, from anyone but an active reviewer, or to an inactive one", async () => {
+    const rita = await userId("rita.requester@countersign.test");
+    const create = (delegatorId: string, delegateId: string, startsAt = T0, endsAt = at(HOUR)) => createDelegation({ delegatorId, delegateId, startsAt, endsAt }, at(MIN));
+    expect(await create(tara, lena, at(-HOUR), at(MIN))).toEqual({ ok: false, error: "The end of the delegation has already passed." });
+    expect(await create(rita, lena)).toEqual({ ok: false, error: "Only an active reviewer can delegate." });
+    expect(await create(tara, rita)).toEqual({ ok: false, error: "You can only delegate to an active reviewer of one of your groups." });
+    await db().user.update({ where: { id: lena }, data: { active: false } });
+    expect(await create(tara, lena)).toEqual({ ok: false, error: "You can only delegate to an active reviewer of one of your groups." });
+    await db().user.update({ where: { id: tara }, data: { active: false } });
+    expect(await create(tara, theo)).toEqual({ ok: false, error: "Only an active reviewer can delegate." });
+    expect(await db().delegation.count()).toBe(0);
+  });
+
+  it("offers as delegates the active reviewers sharing one of one's groups, never oneself; nobody to a non-reviewer", async () => {
+    const emails = async (id: string) => (await delegateCandidates(id)).map((c) => c.email);
+    // Tara holds treasury and support leads: Theo, and both leads.
+    expect((await emails(tara)).sort()).toEqual([LEADS[0], LEADS[1], TREASURY[1]].sort());
+    expect(await emails(theo)).toEqual([TREASURY[0]]);
+    await db().user.update({ where: { id: lena }, data: { active: false } });
+    expect((await emails(tara)).sort()).toEqual([LEADS[1], TREASURY[1]].sort());
+    const rita = await userId("rita.requester@countersign.test");
+    expect(await emails(rita)).toEqual([]);
+    // Not a reviewer, whatever groups the row holds.
+    await db().user.update({ where: { id: rita }, data: { groups: ["treasury"] } });
+    expect(await emails(rita)).toEqual([]);
+    expect(await emails(await userId(ADMIN))).toEqual([]);
+    await db().user.update({ where: { id: theo }, data: { active: false } });
+    expect(await emails(theo)).toEqual([]);
+    await db().user.update({ where: { id: theo }, data: { active: true, groups: [] } });
+    expect(await emails(theo)).toEqual([]);
+  });
+
+  it("lists the delegations given and received that are active or start later, and lends their groups to the delegate", async () => {
+    const now = at(MIN);
+    const active = await delegate(tara, lena, T0, at(HOUR));
+    const sam = await userId(LEADS[1]);
+    const later = await delegate(sam, lena, at(2 * HOUR), at(3 * HOUR));
+    const ended = await delegate(theo, tara, T0, at(HOUR));
+    await endDelegation(ended, theo, now);
+    const lenas = await delegationsOf(lena, now);
+    expect(lenas.given).toEqual([]);
+    expect(lenas.received.map((d) => [d.id, d.delegator.email, d.active])).toEqual([
+      [active, TREASURY[0], true],
+      [later, LEADS[1], false],
+    ]);
+    expect((await delegationsOf(tara, now)).given.map((d) => [d.id, d.delegate.email])).toEqual([[active, LEADS[0]]]);
+    // Lena holds support leads; Tara's active delegation lends her treasury, Sam's later one nothing yet.
+    const viewer = { id: lena, role: "reviewer", groups: ["support-leads"] };
+    expect((await withDelegatedGroups(viewer, now)).groups).toEqual(["support-leads", "treasury"]);
+    expect(await withDelegatedGroups(viewer, at(HOUR))).toBe(viewer);
+    expect(await withDelegatedGroups({ ...viewer, role: "admin" }, now)).toEqual({ ...viewer, role: "admin" });
   });
 });
