@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { db } from "../db/client";
 import { saveRuleVersion, type RuleInput } from "../policy/save-rule";
 import { reviewRequest } from "./review";
-import { escalateDue, escalateRequest } from "./escalate";
+import { escalateDue, escalateRequest, escalationOf } from "./escalate";
 import { eligibleReviewerIds } from "./eligibility";
 import { sweep } from "../execution/sweep";
 import { inboxPage } from "../inbox/inbox";
@@ -153,5 +153,20 @@ describe("escalation settings of a rule", () => {
     await expect(escalateRefunds({ escalateAfterSec: null })).rejects.toThrow(/a fallback group needs an escalation time/);
     await expect(escalateRefunds({ fallbackGroup: "support-leads" })).rejects.toThrow(/must differ from the approver group/);
     await expect(escalateRefunds({ escalateAfterSec: 86_400 })).rejects.toThrow(/before the request deadline/);
+  });
+});
+
+describe("escalationOf: what a request stores of its rule's escalation", () => {
+  const rule = (escalateAfterSec: number | undefined, fallbackGroup: string | undefined) => ({ approverGroup: "treasury", escalateAfterSec, fallbackGroup });
+
+  it("escalates after whole positive seconds to another group, and never otherwise", () => {
+    expect(escalationOf(rule(7200, "support-leads"), T0)).toEqual({ escalateAt: at(2 * HOUR), fallbackGroup: "support-leads" });
+    expect(escalationOf(rule(1, "support-leads"), T0)).toEqual({ escalateAt: at(1000), fallbackGroup: "support-leads" });
+    const never = { escalateAt: null, fallbackGroup: null };
+    expect(escalationOf(rule(7200, undefined), T0)).toEqual(never);
+    expect(escalationOf(rule(7200, ""), T0)).toEqual(never);
+    // Escalating to the group it is already offered to would add nobody.
+    expect(escalationOf(rule(7200, "treasury"), T0)).toEqual(never);
+    for (const after of [undefined, 0, -60, 1.5, Number.NaN]) expect(escalationOf(rule(after, "support-leads"), T0)).toEqual(never);
   });
 });
