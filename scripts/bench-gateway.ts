@@ -14,6 +14,7 @@
 import { fork, spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import net from "node:net";
+import { freeLoopbackPort } from "../lib/net/free-port";
 import os from "node:os";
 import path from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -26,13 +27,6 @@ const CONCURRENT_CALLS = Number(process.env.CONCURRENT_CALLS ?? 400);
 const CLIENTS = 8;
 
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
-}
 
 async function waitListening(port: number): Promise<void> {
   for (let i = 0; i < 400; i++) {
@@ -60,7 +54,7 @@ const { currentDocument, saveDocument } = await import("../lib/policy/store");
 const { serveRoute } = await import("../lib/mcp/testing");
 await seedDemo(db(), { steadyClock: true });
 
-const port = await freePort();
+const port = await freeLoopbackPort();
 const everything = spawn(process.execPath, [path.resolve("node_modules/@modelcontextprotocol/server-everything/dist/index.js"), "streamableHttp"], {
   env: { ...process.env, PORT: String(port) },
   stdio: "ignore",

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import net from "node:net";
+import { freeLoopbackPort } from "../lib/net/free-port";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
@@ -40,13 +41,6 @@ let proxyPort: number;
 /** What the proxy in front of the "slow" registration saw: how many calls of the long-running tool were sent. */
 let longCallsSent = 0;
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const p = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
-}
 
 async function listening(p: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -92,7 +86,7 @@ async function approveAsSre(taskId: string): Promise<void> {
 
 beforeAll(async () => {
   process.env.COUNTERSIGN_POLL_INTERVAL_MS = "20";
-  port = await freePort();
+  port = await freeLoopbackPort();
   await startUpstream();
   await startProxy();
   await resetDb();

@@ -22,7 +22,7 @@ import { decide } from "../lib/tasks/decide";
 import { REVISION, SUPPORT_BOT, serveRoute } from "../lib/mcp/testing";
 import { buildRpcRequest, parseRpcBody } from "../lib/mcp/raw-request";
 import { refundsFor, requestIdOf, resetDb, rowsWritten, userId } from "./support/db";
-import { freeLoopbackPort } from "./support/ports";
+import { freeLoopbackPort } from "../lib/net/free-port";
 
 /** The authorization server's port, free when the suite starts and kept for its restarts (a key rotation keeps the issuer). */
 let PORT = 0;

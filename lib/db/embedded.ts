@@ -8,6 +8,7 @@
  */
 import fs from "node:fs";
 import net from "node:net";
+import { freeLoopbackPort } from "../net/free-port";
 import path from "node:path";
 
 export const EMBEDDED_MAX_CONNECTIONS = 40;
@@ -32,17 +33,6 @@ function alive(pid: number): boolean {
 
 export function urlFor(port: number): string {
   return `postgres://postgres:postgres@127.0.0.1:${port}/postgres?sslmode=disable`;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function portAnswers(port: number): Promise<boolean> {
@@ -96,7 +86,7 @@ function takeLock(dataDir: string, owner: Owner): boolean {
 export async function startEmbedded(opts: { dataDir: string | null; port?: number; maxConnections?: number }): Promise<EmbeddedServer> {
   const { PGlite } = await import("@electric-sql/pglite");
   const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
-  const port = opts.port && opts.port > 0 ? opts.port : await freePort();
+  const port = opts.port && opts.port > 0 ? opts.port : await freeLoopbackPort();
 
   if (opts.dataDir) {
     fs.mkdirSync(opts.dataDir, { recursive: true });
