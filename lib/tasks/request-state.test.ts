@@ -6,6 +6,29 @@ import { consumeRequestState, pruneRequestStates } from "./request-state";
 
 const NOW = new Date("2100-01-01T12:00:00Z");
 
+describe("consuming a request state", () => {
+  beforeEach(resetDb);
+
+  it("answers a state once, and never at or after the instant its seal expires", async () => {
+    expect(await consumeRequestState("at-expiry", NOW, NOW)).toBe(false);
+    expect(await consumeRequestState("past-expiry", new Date(NOW.getTime() - 1), NOW)).toBe(false);
+    // Refused for expiry, nothing was recorded: the count of consumed states is unchanged.
+    expect(await db().consumedRequestState.count()).toBe(0);
+    const later = new Date(NOW.getTime() + 1);
+    expect(await consumeRequestState("fresh", later, NOW)).toBe(true);
+    expect(await consumeRequestState("fresh", later, NOW)).toBe(false);
+    expect(await db().consumedRequestState.findMany({ select: { nonce: true, expiresAt: true, createdAt: true } })).toEqual([
+      { nonce: "fresh", expiresAt: later, createdAt: NOW },
+    ]);
+  });
+
+  it("lets exactly one of concurrent consumers of one state win", async () => {
+    const exp = new Date(NOW.getTime() + 60_000);
+    const wins = await Promise.all(Array.from({ length: 6 }, () => consumeRequestState("raced", exp, NOW)));
+    expect(wins.filter(Boolean)).toHaveLength(1);
+  });
+});
+
 describe("pruning consumed request states", () => {
   beforeEach(resetDb);
 
