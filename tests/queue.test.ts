@@ -191,6 +191,41 @@ describe("bulk approval from the inbox", () => {
     expect(await sideEffects(changed.taskId)).toBe(0);
   });
 
+  it("takes at most 50 requests and each one once; an unknown request, a missing digest and a reviewer the request does not offer are refused", async () => {
+    const lena = await viewer(LEADS[0]);
+    const now = at(MIN);
+    const a = await refund("bulk-a");
+    const b = await refund("bulk-b");
+    const c = await refund("bulk-c");
+    const shown = new Map((await inboxPage(lena, parseInboxParams({}), now)).items.map((i) => [i.id, i.argumentsDigest]));
+    const item = (r: { requestId: string }) => ({ requestId: r.requestId, argumentsDigest: shown.get(r.requestId) ?? "" });
+
+    // Fifty unknown requests fill the batch: the fifty-first, approvable, is not looked at.
+    const unknown = Array.from({ length: 50 }, (_, i) => ({ requestId: `no-such-request-${i}`, argumentsDigest: "x" }));
+    const capped = await approveMany(lena.id, [...unknown, item(a)], now);
+    expect(capped).toHaveLength(50);
+    expect(capped[0]).toEqual({ requestId: "no-such-request-0", summary: "unknown request", ok: false, message: "No such request." });
+    expect(await approvalsOf(a.requestId)).toBe(0);
+
+    // The same request twice is one review and one answer.
+    const twice = await approveMany(lena.id, [item(a), item(a)], now);
+    expect(twice.map((r) => [r.requestId, r.ok])).toEqual([[a.requestId, true]]);
+    expect(await approvalsOf(a.requestId)).toBe(1);
+    expect(await sideEffects(a.taskId)).toBe(1);
+
+    const noDigest = await approveMany(lena.id, [{ requestId: b.requestId, argumentsDigest: "" }], now);
+    expect(noDigest[0]).toMatchObject({ ok: false, message: "Its arguments are not the ones you were shown: open it to review it." });
+    // A treasury reviewer is not offered a refund: the review itself refuses, in its own words.
+    const tara = await viewer(TREASURY[0]);
+    const notOffered = await approveMany(tara.id, [item(c)], now);
+    expect(notOffered[0]).toMatchObject({ requestId: c.requestId, ok: false, message: expect.stringMatching(/support-leads/) });
+    expect(notOffered[0].summary).not.toBe("unknown request");
+    for (const r of [b, c]) {
+      expect(await approvalsOf(r.requestId)).toBe(0);
+      expect(await sideEffects(r.taskId)).toBe(0);
+    }
+  });
+
   it("a request that needs two approvals is never approved in bulk, even when asked for with its own digest", async () => {
     const tara = await viewer(TREASURY[0]);
     const wire = await bigWire("bulk-wire");

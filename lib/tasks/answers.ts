@@ -43,16 +43,18 @@ function checkField(field: Field, v: unknown): string | null {
     case "string": {
       if (typeof v !== "string") return "must be a string";
       const s = v.trim();
-      if (field.minLength !== undefined && s.length < field.minLength) return `needs at least ${field.minLength} characters`;
-      if (field.maxLength !== undefined && s.length > field.maxLength) return `allows at most ${field.maxLength} characters`;
+      if (s.length < (field.minLength ?? 0)) return `needs at least ${field.minLength} characters`;
+      if (s.length > (field.maxLength ?? Infinity)) return `allows at most ${field.maxLength} characters`;
       return null;
     }
     case "number":
     case "integer": {
-      if (typeof v !== "number" || !Number.isFinite(v)) return "must be a number";
-      if (field.type === "integer" && !Number.isInteger(v)) return "must be an integer";
-      if (field.minimum !== undefined && v < field.minimum) return `must be at least ${field.minimum}`;
-      if (field.maximum !== undefined && v > field.maximum) return `must be at most ${field.maximum}`;
+      // Number.isFinite is false for anything that is not a number (it does not convert "5").
+      if (!Number.isFinite(v)) return "must be a number";
+      const n = v as number;
+      if (field.type === "integer" && !Number.isInteger(n)) return "must be an integer";
+      if (n < (field.minimum ?? -Infinity)) return `must be at least ${field.minimum}`;
+      if (n > (field.maximum ?? Infinity)) return `must be at most ${field.maximum}`;
       return null;
     }
     case "boolean":
