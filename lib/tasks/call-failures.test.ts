@@ -1,0 +1,72 @@
+/**
+ * An allowed call whose tool fails as it runs (no task involved): what the agent is told, the audit trail, and the
+ * call's record in policy history. A tool that may have run (outcome unknown) stays counted by the windows and
+ * must not be retried; a tool that was busy or refused did not complete, so its call stops counting.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { principal, resetDb } from "../../tests/support/db";
+import { T0 } from "../../tests/support/proof";
+import { db } from "../db/client";
+import { deployService } from "../tools/deploy-service";
+import { issueRefund } from "../tools/issue-refund";
+import { ToolBusyError, ToolError, ToolOutcomeUnknownError } from "../tools/types";
+import { callTool } from "./call";
+
+beforeEach(resetDb);
+afterEach(() => vi.restoreAllMocks());
+
+const refund = async (amount = 20) => callTool(await principal(), "issue_refund", { order_id: "O-1145", amount }, { tasks: true }, T0);
+const recordsOf = () => db().callRecord.findMany({ where: { tool: "issue_refund", resourceId: "O-1145" }, select: { status: true, settledAt: true } });
+const events = (type: string) => db().auditEvent.findMany({ where: { type }, select: { actor: true, data: true } });
+const textOf = (out: Awaited<ReturnType<typeof refund>>) => {
+  if (out.kind !== "result") throw new Error(`expected a result, got ${out.kind}`);
+  expect(out.outcome.isError).toBe(true);
+  return out.outcome.text;
+};
+
+describe("an allowed call whose tool fails", () => {
+  it("may have run: the agent is told not to retry, the call stays counted, and the outcome is audited as unknown", async () => {
+    vi.spyOn(issueRefund, "run").mockRejectedValueOnce(new ToolOutcomeUnknownError("The payment provider timed out."));
+    expect(textOf(await refund())).toBe("The payment provider timed out. The tool may have run; do not retry automatically.");
+    expect(await recordsOf()).toEqual([{ status: "executed", settledAt: T0 }]);
+    const [e] = await events("call.outcome-unknown");
+    expect(e).toMatchObject({ actor: expect.stringMatching(/^agent:/), data: { tool: "issue_refund", rule: expect.anything() } });
+    expect(await events("call.executed")).toHaveLength(0);
+    // Counted: with the 20.00 that may have been refunded, another 140.00 takes the order past 150.00 and needs a lead.
+    expect((await refund(140)).kind).toBe("task");
+  });
+
+  it("was busy: the agent is told the tool did not run, and the call stops counting", async () => {
+    vi.spyOn(issueRefund, "run").mockRejectedValueOnce(new ToolBusyError("The order is locked by a running export.", 60_000));
+    expect(textOf(await refund())).toBe("The order is locked by a running export. The tool did not run; try again later.");
+    expect(await recordsOf()).toEqual([{ status: "void", settledAt: T0 }]);
+    expect((await refund(140)).kind).toBe("result");
+  });
+
+  it("refused: the agent is told the tool did not complete, and the call stops counting", async () => {
+    vi.spyOn(issueRefund, "run").mockRejectedValueOnce(new ToolError("The order was already refunded in full."));
+    expect(textOf(await refund())).toBe("The order was already refunded in full. The tool did not complete.");
+    expect(await recordsOf()).toEqual([{ status: "void", settledAt: T0 }]);
+  });
+
+  it("with no window counting the tool, fails the same way and leaves no record", async () => {
+    const ops = await principal("ops-bot");
+    const deploy = () => callTool(ops, "deploy_service", { service: "checkout-api", environment: "staging", version: "1.2.3" }, { tasks: true }, T0);
+    vi.spyOn(deployService, "run")
+      .mockRejectedValueOnce(new ToolOutcomeUnknownError("The deploy agent stopped answering."))
+      .mockRejectedValueOnce(new ToolBusyError("Another deploy is running."))
+      .mockRejectedValueOnce(new ToolError("No such version."));
+    expect(textOf(await deploy())).toBe("The deploy agent stopped answering. The tool may have run; do not retry automatically.");
+    expect(textOf(await deploy())).toBe("Another deploy is running. The tool did not run; try again later.");
+    expect(textOf(await deploy())).toBe("No such version. The tool did not complete.");
+    expect(await db().callRecord.count({ where: { tool: "deploy_service" } })).toBe(0);
+    expect(await events("call.outcome-unknown")).toHaveLength(1);
+  });
+
+  it("with an unexpected error, lets it through and the call stops counting only once it is known not to have run", async () => {
+    vi.spyOn(issueRefund, "run").mockRejectedValueOnce(new Error("bug"));
+    await expect(refund()).rejects.toThrow("bug");
+    // Unknown whether it ran: the reservation stays counted.
+    expect((await recordsOf()).map((r) => r.status)).toEqual(["reserved"]);
+  });
+});
