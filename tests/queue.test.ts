@@ -220,6 +220,10 @@ describe("bulk approval from the inbox", () => {
     const notOffered = await approveMany(tara.id, [item(c)], now);
     expect(notOffered[0]).toMatchObject({ requestId: c.requestId, ok: false, message: expect.stringMatching(/support-leads/) });
     expect(notOffered[0].summary).not.toBe("unknown request");
+    // A request that needs a passkey is approved on its own page only.
+    await db().approvalRequest.update({ where: { id: b.requestId }, data: { requirePasskey: true } });
+    const passkey = await approveMany(lena.id, [item(b)], now);
+    expect(passkey[0]).toMatchObject({ ok: false, message: "This request needs more than one approval, a typed confirmation or a passkey: open it to approve it." });
     for (const r of [b, c]) {
       expect(await approvalsOf(r.requestId)).toBe(0);
       expect(await sideEffects(r.taskId)).toBe(0);
