@@ -4,7 +4,7 @@
  * a subset may be answered and the task returns to working once every question has an answer; concurrent partial
  * answers are each applied once.
  */
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db";
 import { LEADS, MIN, at, auditCount, gatedRefund, taskRow } from "../../tests/support/proof";
 import { db } from "../db/client";
@@ -15,6 +15,7 @@ import type { InputQuestion } from "./types";
 const text = (maxLength = 20): InputQuestion => ({ message: "Which ticket?", requestedSchema: { type: "object", properties: { answer: { type: "string", maxLength } }, required: ["answer"] } });
 
 beforeEach(resetDb);
+afterEach(() => vi.restoreAllMocks());
 
 /** A refund task with the given questions outstanding. */
 async function asking(keys: string[]): Promise<string> {
@@ -81,6 +82,18 @@ describe("updateTask", () => {
     const taskId = await asking(["a"]);
     const other = await principal("ops-bot");
     expect(await updateTask(other, taskId, { a: { action: "accept", content: { answer: "x" } } }, at(2 * MIN))).toEqual({ ok: false, reason: "not-found", message: "Unknown taskId" });
+    expect(await answersOf(taskId)).toEqual({ a: null });
+  });
+
+  it("gives up after five lost attempts and says to send the answers again, with nothing recorded", async () => {
+    const taskId = await asking(["a"]);
+    const agent = await principal();
+    // Every conditional update loses: the outstanding set changes under each attempt.
+    const tx = vi.spyOn(db(), "$transaction").mockResolvedValue(false as never);
+    const r = await updateTask(agent, taskId, { a: { action: "accept", content: { answer: "x" } } }, at(2 * MIN));
+    expect(r).toEqual({ ok: false, reason: "invalid-input", message: "The task changed while the answers were being recorded; send them again." });
+    expect(tx).toHaveBeenCalledTimes(5);
+    tx.mockRestore();
     expect(await answersOf(taskId)).toEqual({ a: null });
   });
 
