@@ -10,7 +10,7 @@ import { db } from "../db/client";
 import { deployService } from "../tools/deploy-service";
 import { issueRefund } from "../tools/issue-refund";
 import { ToolBusyError, ToolError, ToolOutcomeUnknownError } from "../tools/types";
-import { callTool } from "./call";
+import { UnknownToolError, callTool } from "./call";
 
 beforeEach(resetDb);
 afterEach(() => vi.restoreAllMocks());
@@ -68,5 +68,16 @@ describe("an allowed call whose tool fails", () => {
     await expect(refund()).rejects.toThrow("bug");
     // Unknown whether it ran: the reservation stays counted.
     expect((await recordsOf()).map((r) => r.status)).toEqual(["reserved"]);
+  });
+});
+
+describe("a call of a tool that does not exist", () => {
+  it("is refused before anything is decided or recorded, naming at most 64 characters of what was asked", async () => {
+    const name = `no_such_tool_${"x".repeat(100)}`;
+    const out = callTool(await principal(), name, {}, { tasks: true }, T0);
+    await expect(out).rejects.toBeInstanceOf(UnknownToolError);
+    await expect(callTool(await principal(), name, {}, { tasks: true }, T0)).rejects.toThrow(new Error(`Unknown tool: ${name.slice(0, 64)}`));
+    expect(await db().callRecord.count()).toBe(0);
+    expect(await db().auditEvent.count({ where: { type: { startsWith: "call." } } })).toBe(0);
   });
 });
