@@ -71,6 +71,30 @@ describe("an allowed call whose tool fails", () => {
   });
 });
 
+describe("an allowed call's resource and result", () => {
+  it("a resource that cannot be read is refused as the tool's words when the tool says why, and let through otherwise", async () => {
+    vi.spyOn(issueRefund, "resource").mockRejectedValueOnce(new ToolError("No order O-1145 in this shop."));
+    expect(textOf(await refund())).toBe("No order O-1145 in this shop. The tool did not run.");
+    vi.spyOn(issueRefund, "resource").mockRejectedValueOnce(new Error("a bug"));
+    await expect(refund()).rejects.toThrow("a bug");
+    expect(await recordsOf()).toEqual([]);
+  });
+
+  it("a tool that ran and reported an error is audited as executed with the error marked, and stays counted", async () => {
+    vi.spyOn(issueRefund, "run").mockResolvedValueOnce({ text: "The provider declined the refund.", isError: true });
+    const out = await refund();
+    expect(out).toMatchObject({ kind: "result", outcome: { text: "The provider declined the refund.", isError: true } });
+    const [e] = await events("call.executed");
+    expect(e.data).toMatchObject({ tool: "issue_refund", isError: true });
+    expect((await recordsOf()).map((r) => r.status)).toEqual(["executed"]);
+    vi.spyOn(issueRefund, "run").mockResolvedValueOnce({ text: "Refunded." });
+    await refund(1);
+    const executed = await events("call.executed");
+    expect(executed).toHaveLength(2);
+    expect(executed.filter((x) => "isError" in (x.data as object))).toHaveLength(1);
+  });
+});
+
 describe("a call of a tool that does not exist", () => {
   it("is refused before anything is decided or recorded, naming at most 64 characters of what was asked", async () => {
     const name = `no_such_tool_${"x".repeat(100)}`;

@@ -48,8 +48,8 @@ export function submissionQuestion(reason: string): InputQuestion {
 
 /** Validates answers to submissionQuestion; null when they are missing or do not fit. */
 export function parseSubmissionInput(content: unknown): SubmissionInput | null {
-  if (!content || typeof content !== "object") return null;
-  const { justification, ticket } = content as Record<string, unknown>;
+  // Anything but an object has no justification (a string or a number has no such property).
+  const { justification, ticket } = (content ?? {}) as Record<string, unknown>;
   if (typeof justification !== "string" || justification.trim().length < 10 || justification.length > 500) return null;
   if (ticket !== undefined && (typeof ticket !== "string" || ticket.length > 40)) return null;
   return { justification: justification.trim(), ...(typeof ticket === "string" && ticket.trim() ? { ticket: ticket.trim() } : {}) };
