@@ -113,6 +113,28 @@ export function preparse(policies: Record<string, string | CedarPolicyJson>, sch
   return { setId, schemaId };
 }
 
+/** Parses another set against a schema already preparsed (a per-action subset of a compiled policy). */
+export function preparseSet(policies: Record<string, string | CedarPolicyJson>, schemaId: string): { setId: string; schemaId: string } {
+  const setId = `set-${++sets}`;
+  const p = cedar.preparsePolicySet(setId, { staticPolicies: policies });
+  if (p.type === "failure") throw new Error(p.errors.map((e) => e.message).join("; "));
+  return { setId, schemaId };
+}
+
+/**
+ * Whether a policy's action scope can hold for a request of `action`: false only when the scope names actions
+ * (`action == A`, `action in [A, B]`) and `action` is not one of them. Exact for Countersign's schemas, which
+ * declare no action groups (lib/policy/schema.ts), so an action is `in` nothing but itself; a scope it cannot
+ * read (a slot, a template) is kept.
+ */
+export function actionScopeAdmits(policy: CedarPolicyJson, action: string): boolean {
+  const scope = policy.action as { op?: string; entity?: CedarUid; entities?: CedarUid[] } | undefined;
+  // `All` names none; `==` and `in` name one entity or a list.
+  const named = scope?.entities ?? (scope?.entity ? [scope.entity] : null);
+  if (!named || named.some((e) => !e || typeof e !== "object" || typeof e.id !== "string")) return true;
+  return named.some((e) => e.id === action);
+}
+
 export type CedarRequest = {
   principal: CedarUid;
   action: CedarUid;

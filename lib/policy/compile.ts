@@ -8,7 +8,7 @@
  * it could apply to (a permit that no longer validates is dropped), so a stale policy can deny but never allow.
  */
 import { createHash } from "node:crypto";
-import { lineColumn, policyJson, preparse, splitPolicies, validatePolicies, type CedarPolicyJson, type PolicyProblem } from "./cedar";
+import { actionScopeAdmits, lineColumn, policyJson, preparse, preparseSet, splitPolicies, validatePolicies, type CedarPolicyJson, type PolicyProblem } from "./cedar";
 import { GROUP, parseDuration, requirementsOf, type PolicyDocument, type PostureSpec, RequestableSpec } from "./document";
 import type { CompiledPolicy, Posture, PolicyMeta, Requirements, Rule, RuleRef } from "./evaluate";
 import { strictness } from "./evaluate";
@@ -245,6 +245,18 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
     }
   }
   const prepared = preparse(evaluated, schema);
+  // Each action is evaluated against the policies whose scope can name it (a third of the time with a few tools'
+  // policies), parsed on the first call of that action.
+  const scopes = Object.entries(evaluated).map(([id, t]) => [id, t, typeof t === "string" ? policyJson(t) : t] as const);
+  const byAction = new Map<string, { setId: string; schemaId: string }>();
+  const preparedFor = (action: string) => {
+    let hit = byAction.get(action);
+    if (!hit) {
+      hit = preparseSet(Object.fromEntries(scopes.filter(([, , json]) => actionScopeAdmits(json, action)).map(([id, t]) => [id, t])), prepared.schemaId);
+      byAction.set(action, hit);
+    }
+    return hit;
+  };
   const key = createHash("sha256")
     .update(JSON.stringify([input.document.id, input.rules.map((r) => [r.id, r.version, r.field, r.operator, r.value, r.currency ?? null, r.effect, r.approverGroup, r.approvalsRequired, r.requestDeadlineSec, r.approvalValiditySec, r.requireJustification, r.requirePasskey ?? false, r.escalateAfterSec ?? null, r.fallbackGroup ?? null, r.reason]), input.tools.map((t) => [t.name, t.inputSchema, t.resourceShape])]))
     .digest("hex");
@@ -252,7 +264,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
     ok: true,
     policy: {
       key,
-      prepared,
+      preparedFor,
       evaluated,
       meta,
       tools: new Map(input.tools.map((t) => [t.name, t])),

@@ -113,7 +113,8 @@ export type Posture = { effect: "allow" } | { effect: "deny" } | { effect: "requ
 /** A policy ready to evaluate (see compile.ts): Cedar policies keyed by id, their meaning, the tools' shapes. */
 export type CompiledPolicy = {
   key: string;
-  prepared: { setId: string; schemaId: string };
+  /** The evaluated set (parsed once in the engine), restricted to the policies whose action scope admits `action` (same decisions, less work). */
+  preparedFor(action: string): { setId: string; schemaId: string };
   /** As evaluated: requestable forbids are stored as permits, so that one evaluation reports which ones hold. */
   evaluated: Record<string, string | CedarPolicyJson>;
   meta: Map<string, PolicyMeta>;
@@ -199,7 +200,7 @@ export function evaluate(req: EvaluationRequest, policy: CompiledPolicy, now: Da
   }
   const { principal, entities } = subjectEntities(req.subject);
   const resource = { type: tool.resourceEntity, id: req.resource.id };
-  const answer = authorize(policy.prepared, {
+  const answer = authorize(policy.preparedFor(tool.name), {
     principal,
     action: { type: "Action", id: tool.name },
     resource,
@@ -209,7 +210,10 @@ export function evaluate(req: EvaluationRequest, policy: CompiledPolicy, now: Da
   if (!answer.ok) return evaluationDenied(policy, errorDetail(answer.errors));
   if (answer.errors.length > 0) return evaluationDenied(policy, errorDetail(answer.errors));
 
-  const satisfied = answer.determining.map((id) => ({ id, meta: policy.meta.get(id) })).filter((p) => p.meta) as { id: string; meta: PolicyMeta }[];
+  // In the policy's own order (Cedar reports the ones that hold in no stable order): of two forbids that hold, the
+  // first written is the one the call is told about, whichever policies the evaluated set held.
+  const holding = new Set(answer.determining);
+  const satisfied = [...policy.meta].filter(([id]) => holding.has(id)).map(([id, meta]) => ({ id, meta }));
   if (answer.decision === "deny") {
     // Only plain forbids remain forbids in the evaluated set.
     const forbid = satisfied.find((p) => p.meta.effect === "forbid" && !p.meta.requirements);
