@@ -15,6 +15,7 @@ import { migrationNames, migrationsDir } from "./migration-names";
 const ROOT = process.cwd();
 const SCHEMA = path.join(ROOT, "prisma", "schema.prisma");
 const MIGRATIONS = migrationsDir(ROOT);
+const ROUTINES = path.join(ROOT, "prisma", "routines.sql");
 
 type Bindings = typeof import("@prisma/schema-engine-wasm");
 type Engine = Awaited<ReturnType<Bindings["SchemaEngine"]["new"]>>;
@@ -87,6 +88,24 @@ async function ensurePublicSchema(url: string): Promise<void> {
   }
 }
 
+/**
+ * prisma/routines.sql: the functions and triggers (their bodies hold semicolons, which the migration engine splits
+ * scripts at), idempotent, in one transaction, after every migration run.
+ */
+async function applyRoutines(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // Two processes starting at once replace them one after the other (concurrent replaces of one trigger fail).
+    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(72810931);\n${fs.readFileSync(ROUTINES, "utf8")}\nCOMMIT;`);
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw e;
+  } finally {
+    await client.end();
+  }
+}
+
 export async function applyMigrations(url: string): Promise<string[]> {
   await ensurePublicSchema(url);
   return withEngine(url, async (engine) => {
@@ -96,6 +115,7 @@ export async function applyMigrations(url: string): Promise<string[]> {
     });
     return out.appliedMigrationNames;
   }).then(async (applied) => {
+    await applyRoutines(url);
     await sealStoredRecords(url);
     await refreshStatisticsAfterMigrating(url, applied.length > 0);
     return applied;

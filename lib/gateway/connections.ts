@@ -21,6 +21,7 @@ import { db } from "../db/client";
 import { logFailure } from "../log";
 import { sanitizeForModel } from "../sanitize";
 import { ToolBusyError, ToolError, ToolOutcomeUnknownError } from "../tools/types";
+import { postToolCall, postsOnSession, type Session } from "./post-call";
 import { connectionOf, UpstreamSecretError, type UpstreamConnection } from "./servers";
 
 export class UpstreamUnavailableError extends ToolBusyError {}
@@ -31,7 +32,16 @@ const CALL_TIMEOUT_MS = Number(process.env.COUNTERSIGN_UPSTREAM_CALL_TIMEOUT_MS 
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
 
-type Conn = { client: Client; transport: StdioClientTransport | StreamableHTTPClientTransport; name: string; stdio: boolean; pid: number | null; closing: boolean };
+type Conn = {
+  client: Client;
+  transport: StdioClientTransport | StreamableHTTPClientTransport;
+  name: string;
+  stdio: boolean;
+  pid: number | null;
+  closing: boolean;
+  /** A 2025-era HTTP session: its calls are posted directly (./post-call.ts). */
+  session: Omit<Session, "sessionId" | "protocolVersion"> | null;
+};
 
 type Slot = {
   conn: Promise<Conn> | null;
@@ -117,12 +127,10 @@ async function open(serverId: string): Promise<Conn> {
   });
   if (!settings) throw new UpstreamUnavailableError("The upstream server is not registered or is disabled.");
   const { client, transport } = await connectTo(settings, (c) => {
-    // An upstream that says its tool list changed is rediscovered at once: a changed tool is held before it is called.
-    c.setNotificationHandler("notifications/tools/list_changed", () => {
-      void import("./rediscover").then((m) => m.rediscoverNow(settings.name)).catch((e) => logFailure("rediscovery on list_changed", e));
-    });
+    c.setNotificationHandler("notifications/tools/list_changed", () => rediscover(settings.name));
   });
-  const conn: Conn = { client, transport, name: settings.name, stdio: settings.transport === "stdio", pid: null, closing: false };
+  const session = transport instanceof StreamableHTTPClientTransport ? { url: new URL(settings.url!), headers: settings.headers ?? {} } : null;
+  const conn: Conn = { client, transport, name: settings.name, stdio: settings.transport === "stdio", pid: null, closing: false, session };
   if (transport instanceof StdioClientTransport && transport.pid) {
     conn.pid = transport.pid;
     children.add(transport.pid);
@@ -136,6 +144,11 @@ async function open(serverId: string): Promise<Conn> {
     };
   }
   return conn;
+}
+
+/** An upstream that says its tool list changed is rediscovered at once: a changed tool is held before it is called. */
+function rediscover(name: string): void {
+  void import("./rediscover").then((m) => m.rediscoverNow(name)).catch((e) => logFailure("rediscovery on list_changed", e));
 }
 
 /** A connection ended: forget it; a supervised stdio server that exited on its own is started again after a backoff. */
@@ -260,6 +273,11 @@ export async function callUpstream(serverId: string, tool: string, args: Record<
   const conn = await connection(serverId);
   const timeout = deadline ? Math.max(1, deadline.getTime() - Date.now()) : CALL_TIMEOUT_MS;
   try {
+    const version = conn.client.getNegotiatedProtocolVersion();
+    if (conn.session && conn.transport instanceof StreamableHTTPClientTransport && postsOnSession(version)) {
+      const session = { ...conn.session, sessionId: conn.transport.sessionId, protocolVersion: version };
+      return await postToolCall(session, tool, args, timeout, (method) => method === "notifications/tools/list_changed" && rediscover(conn.name));
+    }
     return (await conn.client.callTool({ name: tool, arguments: args }, { timeout })) as CallToolResult;
   } catch (e) {
     if (!conn.stdio) await drop(serverId, conn);

@@ -28,15 +28,11 @@ export function snapshotDigest(s: ToolSnapshot): string {
 }
 
 /**
- * The fingerprint of the upstream part of the catalog, as a scalar subquery another statement can carry: changes
- * when a server is registered, changed or removed, or a snapshot is accepted or held.
+ * The fingerprint of the upstream part of the catalog, as a scalar subquery another statement can carry: the
+ * catalog's change epoch (prisma/schema.prisma, ChangeEpoch), new whenever a server is registered, changed or
+ * removed, or a tool snapshot is accepted, held or given a summary template.
  */
-export const UPSTREAM_FINGERPRINT_SQL = Prisma.sql`(
-    SELECT md5(string_agg(
-      s.id || ':' || s.enabled::text || ':' || s."updatedAt"::text || ':' || coalesce(t.name, '') || ':' ||
-      coalesce(t."acceptedDigest", '') || ':' || coalesce(t.status, '') || ':' || coalesce(t."summaryTemplate", ''),
-      '|' ORDER BY s.name, t.name))
-    FROM "UpstreamServer" s LEFT JOIN "UpstreamTool" t ON t."serverId" = s.id)`;
+export const UPSTREAM_FINGERPRINT_SQL = Prisma.sql`(SELECT value::text FROM "ChangeEpoch" WHERE name = 'catalog')`;
 
 /** The fingerprint alone, in one statement. */
 export async function upstreamFingerprint(): Promise<string | null> {

@@ -69,13 +69,13 @@ export type PolicyHead = { doc: string | null; rules: string | null; catalog: st
  * something else first (its agent) learns the policy's version in the same round trip.
  */
 export const POLICY_HEAD_COLUMNS = Prisma.sql`(SELECT id FROM "PolicyDocument" ORDER BY version DESC LIMIT 1) AS doc,
-           (SELECT md5(string_agg(r::text, '|' ORDER BY r.id)) FROM "PolicyRule" r WHERE r.active) AS rules,
+           (SELECT value::text FROM "ChangeEpoch" WHERE name = 'rules') AS rules,
            ${CATALOG_FINGERPRINT_SQL} AS catalog`;
 
 /**
  * The current policy, compiled, and the tool catalog it was compiled for brought up to date. One statement tells
- * which versions are current (the document's id, a fingerprint of the active form rules' rows and the catalog's
- * fingerprint); only when they changed are the rows read and compiled again. `known` is that head when the
+ * which versions are current (the document's id, the form rules' change epoch and the catalog's: see ChangeEpoch in
+ * prisma/schema.prisma); only when they changed are the rows read and compiled again. `known` is that head when the
  * request's first statement already read it (POLICY_HEAD_COLUMNS), so the policy costs no statement of its own.
  */
 export async function currentPolicy(known?: PolicyHead): Promise<CompiledPolicy> {
@@ -83,11 +83,14 @@ export async function currentPolicy(known?: PolicyHead): Promise<CompiledPolicy>
   // The same statement brings the tool catalog's fingerprint: the catalog is current too, at no extra statement.
   await syncCatalog(head?.catalog ?? null);
   const tools = policyTools();
-  const key = `${head?.doc ?? "legacy"}:${head?.rules ?? "none"}:${catalogKey(tools)}`;
-  const hit = cache.get(key);
+  const key = `${head?.doc ?? "legacy"}:${head?.rules}:${catalogKey(tools)}`;
+  // The rules' epoch names one state of the rules; without it (its row deleted) nothing may be cached under it.
+  const cacheable = !!head?.rules;
+  const hit = cacheable ? cache.get(key) : undefined;
   if (hit) return hit;
   const [rules, document] = await Promise.all([currentRules(), head?.doc ? currentDocument() : Promise.resolve({ id: "legacy", version: 0, body: LEGACY_DOCUMENT })]);
-  return remember(key, compileStored(rules, document, tools));
+  const policy = compileStored(rules, document, tools);
+  return cacheable ? remember(key, policy) : policy;
 }
 
 /** The body's own test cases against the policy it would make (a case without a resource reads it through the tool's mapping). */

@@ -31,13 +31,14 @@ export const CATALOG_FINGERPRINT_SQL = UPSTREAM_FINGERPRINT_SQL;
  * another statement (CATALOG_FINGERPRINT_SQL), without a statement of its own while the catalog is unchanged.
  */
 export async function syncCatalog(fingerprint?: string | null): Promise<void> {
-  if (fingerprint !== undefined && fingerprint === upstream.fingerprint) return;
+  // A fingerprint names one state of the upstream rows; none (its row deleted) is never taken as current.
+  if (fingerprint && fingerprint === upstream.fingerprint) return;
   // Changed (or not known yet): one reload at a time, each reading the fingerprint it stores before the tools, so
   // a change landing in between is seen at the next call.
   if (!syncing) {
     syncing = (async () => {
       const now = await upstreamFingerprint();
-      if (now !== upstream.fingerprint) upstream = { fingerprint: now, tools: await loadUpstreamTools() };
+      if (!now || now !== upstream.fingerprint) upstream = { fingerprint: now, tools: await loadUpstreamTools() };
     })().finally(() => {
       syncing = null;
     });
