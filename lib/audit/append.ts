@@ -51,7 +51,7 @@ export async function appendAudit(tx: Tx, input: AuditInput): Promise<void> {
  * place in the chain is taken by the same row lock. For a state change and its event where nothing else must be in
  * the transaction (an allowed call's record and `call.executed`). A write that affects no row fails the append.
  */
-export async function appendAuditWith(tx: Tx | Pick<Tx, "$executeRawUnsafe">, input: AuditInput, write: AuditedWrite | null): Promise<void> {
+export async function appendAuditWith(tx: Tx | { $executeRawUnsafe(text: string, ...values: unknown[]): Promise<number> }, input: AuditInput, write: AuditedWrite | null): Promise<void> {
   if (write && input.announce) throw new Error("an audited write cannot announce a webhook: append it in a transaction");
   const e = {
     at: input.at,

@@ -1,6 +1,6 @@
 /** Agents authenticate to the MCP endpoint with bearer tokens; only a SHA-256 of each token is stored. */
 import { randomBytes } from "node:crypto";
-import { db, Prisma } from "../db/client";
+import { db, direct, Prisma } from "../db/client";
 import { sha256Hex } from "../canonical";
 import type { Principal } from "../tasks/types";
 import type { Subject } from "../policy/evaluate";
@@ -31,18 +31,19 @@ type AgentRow = {
  * token hash (authentication) or by id (checks at execution).
  */
 async function liveAgent(by: { tokenHash: string; also?: Prisma.Sql } | { id: string; also?: Prisma.Sql }): Promise<AgentRow | null> {
+  // On the pool directly: the statement of every MCP request (lib/db/client.ts, direct).
   const rows =
     "tokenHash" in by
-      ? await db().$queryRaw<AgentRow[]>`
+      ? await direct().query<AgentRow>(Prisma.sql`
           SELECT a.id, a.name, a."userId", u.name AS "userName", u.email AS "userEmail", u.role::text AS "userRole", u.groups AS "userGroups"
                  ${by.also ? Prisma.sql`, ${by.also}` : Prisma.empty}
           FROM "Agent" a JOIN "User" u ON u.id = a."userId"
-          WHERE a."tokenHash" = ${by.tokenHash} AND a."revokedAt" IS NULL AND a."pendingSince" IS NULL AND u.active`
-      : await db().$queryRaw<AgentRow[]>`
+          WHERE a."tokenHash" = ${by.tokenHash} AND a."revokedAt" IS NULL AND a."pendingSince" IS NULL AND u.active`)
+      : await direct().query<AgentRow>(Prisma.sql`
           SELECT a.id, a.name, a."userId", u.name AS "userName", u.email AS "userEmail", u.role::text AS "userRole", u.groups AS "userGroups"
                  ${by.also ? Prisma.sql`, ${by.also}` : Prisma.empty}
           FROM "Agent" a JOIN "User" u ON u.id = a."userId"
-          WHERE a.id = ${by.id} AND a."revokedAt" IS NULL AND a."pendingSince" IS NULL AND u.active`;
+          WHERE a.id = ${by.id} AND a."revokedAt" IS NULL AND a."pendingSince" IS NULL AND u.active`);
   return rows[0] ?? null;
 }
 

@@ -13,7 +13,7 @@ import { logFailure } from "../log";
 
 export type Db = PrismaClient;
 
-const holder = globalThis as unknown as { __countersignDb?: PrismaClient };
+const holder = globalThis as unknown as { __countersignDb?: PrismaClient; __countersignPool?: pg.Pool };
 
 export function poolMax(): number {
   const n = Number(process.env.DB_POOL_MAX ?? 8);
@@ -55,6 +55,7 @@ export function db(): PrismaClient {
   if (!holder.__countersignDb) {
     const { client, pool } = build(databaseUrl(), poolMax());
     holder.__countersignDb = client;
+    holder.__countersignPool = pool;
     observePool(pool);
   }
   return holder.__countersignDb;
@@ -63,8 +64,28 @@ export function db(): PrismaClient {
 export async function closeDb(): Promise<void> {
   const client = holder.__countersignDb;
   holder.__countersignDb = undefined;
+  holder.__countersignPool = undefined;
   observePool(null);
   if (client) await client.$disconnect();
+}
+
+/** A value as the statement reads it: a Date as an ISO instant (the `timestamp(3)` columns hold UTC, as Prisma writes them). */
+const param = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
+
+/**
+ * Single statements straight on the client's pool, without Prisma's client in between (its query building and
+ * result mapping cost about as much CPU as the statement's round trip): for the statements every MCP call sends,
+ * the agent's authentication and an allowed call's record with its audit event. Raw SQL, so the sealing boundary
+ * (lib/db/sealed.ts) does not apply: a caller seals what it writes and reads no sealed column. Rows come as pg
+ * gives them (a bigint as text; cast in SQL what must be otherwise).
+ */
+export function direct(): { query<T>(sql: Prisma.Sql): Promise<T[]>; $executeRawUnsafe(text: string, ...values: unknown[]): Promise<number> } {
+  db();
+  const pool = holder.__countersignPool!;
+  return {
+    query: async <T>(sql: Prisma.Sql) => (await pool.query(sql.text, sql.values.map(param))).rows as T[],
+    $executeRawUnsafe: async (text: string, ...values: unknown[]) => (await pool.query(text, values.map(param))).rowCount ?? 0,
+  };
 }
 
 export { Prisma };

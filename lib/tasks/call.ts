@@ -3,7 +3,7 @@
  * execute at once (allow), refuse (deny), or open an approval task (requestable denial). The tool never runs on a
  * requestable denial.
  */
-import { db } from "../db/client";
+import { db, direct } from "../db/client";
 import { appendAudit, appendAuditWith } from "../audit/append";
 import { digest } from "../canonical";
 import { evaluate, type CompiledPolicy, type Decision } from "../policy/evaluate";
@@ -144,7 +144,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
         });
       } else {
         // The common case (no window counted the call first): its record and its event in one statement.
-        await appendAuditWith(db(), executed, executedRecordWrite(historyCall, now));
+        await appendAuditWith(direct(), executed, executedRecordWrite(historyCall, now));
       }
       return { kind: "result", outcome: { text: out.text, isError: out.isError === true, structured: out.structured, content: out.content } };
     } catch (e) {
