@@ -58,7 +58,10 @@ export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
     requestState: { verify: openState },
   });
 
-  if (toolsNeeded) await registerTools(server, principal, policyHeadOf(ctx.authInfo));
+  // A 2026-07-28 tools/call names its tool in the Mcp-Name header (checked against the body by the SDK): only that
+  // tool is registered. An encoded name (not one of the catalog's) or any other request registers them all.
+  const called = ctx.era === "modern" && method === "tools/call" && !conformanceMode() ? ctx.requestInfo?.headers.get("mcp-name")?.trim() : undefined;
+  if (toolsNeeded) await registerTools(server, principal, policyHeadOf(ctx.authInfo), called);
 
   // tasks/get, tasks/update and tasks/cancel exist only on the 2026-07-28 era, where only the custom-schema form
   // registers them. A 2025-era client has no per-request capabilities, so it never receives a task.
@@ -96,19 +99,20 @@ export async function createServer(ctx: McpRequestContext): Promise<McpServer> {
 const TASK_METHODS = new Set(["tasks/get", "tasks/update", "tasks/cancel"]);
 
 /** The catalog's tools (each call decided by lib/tasks/call), the degraded tools, and tools/list by policy. */
-async function registerTools(server: McpServer, principal: Principal | null, head: PolicyHead | undefined): Promise<void> {
+async function registerTools(server: McpServer, principal: Principal | null, head: PolicyHead | undefined, called?: string): Promise<void> {
   // The current policy, and with it the current tool catalog this request registers and calls: from the head the
   // authentication statement read, or one statement.
   const policy = await currentPolicy(head);
   const tools = new ToolTable(server);
   const catalog = listTools({ held: true });
   const held = new Set(catalog.filter((t) => t.held).map((t) => t.name));
-  for (const tool of catalog) {
+  const only = called === undefined ? [] : catalog.filter((t) => t.name === called);
+  for (const tool of only.length ? only : catalog) {
     tools.add(tool.name, { title: tool.title, description: tool.description, inputSchema: advertisedOnly(tool.inputSchema) }, (args, reqCtx) =>
       callToolHandler(requirePrincipal(principal), tool.name, args, reqCtx, policy),
     );
   }
-  registerDegradedTools(tools, () => requirePrincipal(principal));
+  if (!only.length) registerDegradedTools(tools, () => requirePrincipal(principal));
   if (conformanceMode()) registerConformanceFixtures(server, tools, () => requirePrincipal(principal));
   tools.install({
     governed: new Set(catalog.map((t) => t.name)),
