@@ -21,7 +21,7 @@ import { db } from "../db/client";
 import { logFailure } from "../log";
 import { sanitizeForModel } from "../sanitize";
 import { ToolBusyError, ToolError, ToolOutcomeUnknownError } from "../tools/types";
-import { postToolCall, postsOnSession, type Session } from "./post-call";
+import { Redirected, postToolCall, postsOnSession, type Session } from "./post-call";
 import { connectionOf, UpstreamSecretError, type UpstreamConnection } from "./servers";
 
 export class UpstreamUnavailableError extends ToolBusyError {}
@@ -276,7 +276,13 @@ export async function callUpstream(serverId: string, tool: string, args: Record<
     const version = conn.client.getNegotiatedProtocolVersion();
     if (conn.session && conn.transport instanceof StreamableHTTPClientTransport && postsOnSession(version)) {
       const session = { ...conn.session, sessionId: conn.transport.sessionId, protocolVersion: version };
-      return await postToolCall(session, tool, args, timeout, (method) => method === "notifications/tools/list_changed" && rediscover(conn.name));
+      try {
+        return await postToolCall(session, tool, args, timeout, (method) => method === "notifications/tools/list_changed" && rediscover(conn.name));
+      } catch (e) {
+        if (!(e instanceof Redirected)) throw e;
+        // Not taken: this connection's calls go through the SDK client, which follows the redirect.
+        conn.session = null;
+      }
     }
     return (await conn.client.callTool({ name: tool, arguments: args }, { timeout })) as CallToolResult;
   } catch (e) {

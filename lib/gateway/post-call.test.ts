@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { freeLoopbackPort } from "../net/free-port";
-import { MAX_ANSWER_BYTES, postToolCall, postsOnSession, sseEvents, type Session } from "./post-call";
+import { MAX_ANSWER_BYTES, Redirected, postToolCall, postsOnSession, sseEvents, type Session } from "./post-call";
 
 type Seen = { headers: http.IncomingHttpHeaders; body: { id?: unknown; method?: string; params?: unknown; error?: unknown } };
 type Answer = (req: Seen, res: http.ServerResponse) => void;
@@ -112,6 +112,12 @@ describe("postToolCall", () => {
     expect(e).not.toBeInstanceOf(SdkError);
     expect((e as { code?: string }).code).not.toBe("ECONNREFUSED");
     expect(String((e as Error).message)).toMatch(message);
+  });
+
+  it("fails with Redirected, having read nothing, when the endpoint redirects (the SDK client then makes the call)", async () => {
+    const s = await upstream((_req, res) => res.writeHead(307, { location: "/elsewhere", "content-type": "text/plain" }).end("moved"));
+    const e = await postToolCall(s, "echo", {}, 5000, noNotes).catch((x) => x);
+    expect(e).toBeInstanceOf(Redirected);
   });
 
   it("fails with a request timeout when no answer comes before the deadline", async () => {

@@ -14,6 +14,12 @@ import http from "node:http";
 import https from "node:https";
 import { ProtocolError, SdkError, SdkErrorCode, isCallToolResult, type CallToolResult } from "@modelcontextprotocol/client";
 
+/**
+ * The upstream answered with a redirect: it did not take the call, and the SDK client (which follows a same-origin
+ * redirect) is to make it instead. Thrown before anything else was read.
+ */
+export class Redirected extends Error {}
+
 export type Session = {
   url: URL;
   /** The registered credentials' header and any other configured headers. */
@@ -135,6 +141,11 @@ export function postToolCall(s: Session, tool: string, args: Record<string, unkn
     req.on("error", (e) => settle({ error: e }));
     req.on("response", (res) => {
       const type = String(res.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400) {
+        res.resume();
+        return settle({ error: new Redirected(`the upstream redirects its endpoint (HTTP ${status})`) });
+      }
       if (res.statusCode !== 200 || (type !== "application/json" && type !== "text/event-stream")) {
         res.resume();
         failed(`came with HTTP ${res.statusCode} (${type || "no content type"})`);
