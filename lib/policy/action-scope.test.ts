@@ -47,7 +47,7 @@ when { context.args has version && context.args.version == "6.6.6" };
 
 @id("listed-requestable")
 @approvers("support-leads")
-@approvals("2")
+@quorum("2")
 @reason("Large amounts need two leads.")
 forbid (principal, action in [Action::"issue_refund", Action::"wire_transfer"], resource)
 when { context.args has amount && context.args.amount.greaterThan(decimal("4000.0")) };

@@ -5,7 +5,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { compiledFormRules } from "../../tests/support/form-rules";
-import { evaluate, type ApprovalInput, type EvaluationRequest, type Rule } from "./evaluate";
+import { policyTools } from "../tools/catalog";
+import { compilePolicy } from "./compile";
+import { DEMO_DOCUMENT } from "./demo-policy";
+import { PolicyDocument } from "./document";
+import { errorDetail, evaluate, strictness, visibleTools, type ApprovalInput, type EvaluationRequest, type Rule } from "./evaluate";
 
 const now = new Date("2026-11-30T10:00:00Z");
 
@@ -216,5 +220,134 @@ describe("an approval is honoured only while valid, from the required group, wit
       rule: { id: "r1", ruleKey: "deploy-production", version: 1 },
       requirements: { approverGroup: "sre", approvalsRequired: 1, requestDeadlineSec: 3600, approvalValiditySec: 1800, requireJustification: false },
     });
+  });
+});
+
+describe("ties between requestable denials", () => {
+  it("between rules alike in approvals and validity, the shorter request deadline decides, in either order", () => {
+    const long = rule({ id: "long", ruleKey: "a-long", requestDeadlineSec: 7200 });
+    const short = rule({ id: "short", ruleKey: "z-short", requestDeadlineSec: 3600 });
+    for (const rules of [[long, short], [short, long]]) {
+      expect(decide(call({ environment: "production" }), rules)).toMatchObject({ rule: { id: "short" }, requirements: { requestDeadlineSec: 3600 } });
+    }
+    const needs = (requestDeadlineSec: number) => ({ approverGroup: "sre", approvalsRequired: 1, approvalValiditySec: 1800, requestDeadlineSec, requireJustification: false });
+    expect(strictness(needs(7200), needs(3600))).toBeGreaterThan(0);
+    expect(strictness(needs(3600), needs(7200))).toBeLessThan(0);
+  });
+
+  it("between a form rule and a policy of the document as strict, the form rule decides (its words are the admin's for that tool)", () => {
+    const policies = `
+@id("a-doc")
+@approvers("sre")
+@quorum("1")
+@deadline("1h")
+@validity("30m")
+@reason("The document's words.")
+forbid (principal, action == Action::"deploy_service", resource) when { resource.environment == "production" };`;
+    const r = compilePolicy(
+      { rules: [rule({})], document: { id: "doc-1", version: 1, body: PolicyDocument.parse({ defaults: { posture: "allow" }, policies }) }, tools: policyTools() },
+      { strict: true },
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    expect(evaluate(call({ environment: "production" }), r.policy, now)).toMatchObject({
+      decision: "requestable",
+      rule: { id: "r1", ruleKey: "deploy-production" },
+      reason: "Production deploys need an SRE's approval.",
+    });
+  });
+});
+
+describe("ties between the document's own policies", () => {
+  it("between policies as strict, the first written decides, whatever their names", () => {
+    const requestable = (id: string) => `
+@id("${id}")
+@approvers("sre")
+@deadline("1h")
+@validity("30m")
+@reason("Said by ${id}.")
+forbid (principal, action == Action::"deploy_service", resource) when { resource.environment == "production" };`;
+    for (const [first, second] of [["z-first", "a-second"], ["a-first", "z-second"]]) {
+      const policies = requestable(first) + requestable(second);
+      const r = compilePolicy({ rules: [], document: { id: "doc-1", version: 1, body: PolicyDocument.parse({ defaults: { posture: "allow" }, policies }) }, tools: policyTools() }, { strict: true });
+      if (!r.ok) throw new Error(JSON.stringify(r.problems));
+      expect(evaluate(call({ environment: "production" }), r.policy, now)).toMatchObject({ decision: "requestable", rule: { ruleKey: first }, reason: `Said by ${first}.` });
+    }
+  });
+});
+
+describe("what evaluation says when it cannot decide", () => {
+  it("denies a tool the policy was not compiled for, naming the tool", () => {
+    expect(decide({ ...call({ environment: "staging" }), action: { name: "no_such_tool" } }, [])).toMatchObject({
+      decision: "deny",
+      rule: { ruleKey: "evaluation-error" },
+      evaluationError: "the tool no_such_tool is not in the policy's catalog",
+    });
+  });
+
+  it("lets an unexpected error through rather than calling it a policy's denial", () => {
+    const broken = { ...call({ environment: "staging" }), resource: { type: "service", id: "checkout-api", properties: null as never } };
+    expect(() => decide(broken, [])).toThrow(TypeError);
+  });
+
+  it("names who may not call what when no policy permits it and the default posture denies", () => {
+    const r = compilePolicy({ rules: [], document: { id: "doc-1", version: 1, body: PolicyDocument.parse({ defaults: { posture: "deny" } }) }, tools: policyTools() }, { strict: true });
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    expect(evaluate(call({ environment: "staging" }), r.policy, now)).toMatchObject({ decision: "deny", reason: "No policy permits ops-bot to call deploy_service." });
+  });
+
+  it("keeps names in an error for the audit trail and hides every value, joined and bounded", () => {
+    expect(errorDetail(["for policy `p-1`, `User::\"u1\"` has no attribute `context.args.amount`", "value `4000.5` or `two words` or `1abc`"])).toBe(
+      "for policy `p-1`, `User::\"u1\"` has no attribute `context.args.amount`; value `…` or `…` or `…`",
+    );
+    expect(errorDetail(["`a b`c`"])).toBe("`…`c`");
+    expect(errorDetail(["x".repeat(400)])).toHaveLength(300);
+  });
+});
+
+describe("visibleTools", () => {
+  const everyTool = () => new Set(compiled([]).tools.keys());
+  it("remembers a principal's answer and forgets all of them past 500 principals", () => {
+    const policy = compiled([]);
+    const first = visibleTools(policy, subject);
+    expect(visibleTools(policy, subject)).toBe(first);
+    for (let i = 0; i < 500; i++) visibleTools(policy, { ...subject, agentId: `a-${i}` });
+    expect(policy.visibility.size).toBe(501);
+    visibleTools(policy, { ...subject, agentId: "a-500" });
+    expect(policy.visibility.size).toBe(1);
+  });
+
+  const listed = (policies: string, posture: "allow" | "deny") => {
+    const body = PolicyDocument.parse({ ...DEMO_DOCUMENT, policies, tests: [], defaults: { posture } });
+    const r = compilePolicy({ rules: [], document: { id: "doc-1", version: 1, body }, tools: policyTools() }, { strict: true });
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    return [...visibleTools(r.policy, subject)].sort();
+  };
+
+  it("hides a tool a plain forbid denies every call of; shows one whose forbid depends on the call's arguments, history or time", () => {
+    const policies = `
+@id("no-deletes") forbid (principal, action == Action::"delete_path", resource);
+@id("big-refunds") forbid (principal, action == Action::"issue_refund", resource) when { context.args has amount && context.args.amount.greaterThan(decimal("1000.0")) };
+@id("repeat-wires") forbid (principal, action == Action::"wire_transfer", resource) when { context.history.wire_to_account_24h.count > 3 };
+@id("future-deploys") forbid (principal, action == Action::"deploy_service", resource) when { context.time.now > datetime("2100-01-01T00:00:00Z") };`;
+    expect(listed(policies, "allow")).toEqual(["deploy_service", "issue_refund", "wire_transfer"]);
+  });
+
+  it("shows a tool every call of which is a requestable denial: an approval can clear it", () => {
+    const policies = `@id("deletes-reviewed") @approvers("sre") @reason("Every delete is reviewed.") forbid (principal, action == Action::"delete_path", resource);`;
+    expect(listed(policies, "allow")).toEqual(["delete_path", "deploy_service", "issue_refund", "wire_transfer"]);
+  });
+
+  it("with a denying default, shows only the tools a permit may hold for, on any condition", () => {
+    const policies = `
+@id("small-refunds") permit (principal, action == Action::"issue_refund", resource) when { context.args has amount && context.args.amount.lessThan(decimal("10.0")) };
+@id("quiet-wires") permit (principal, action == Action::"wire_transfer", resource) when { context.history.wire_to_account_24h.count == 0 };
+@id("later-deploys") permit (principal, action == Action::"deploy_service", resource) when { context.time.now > datetime("2100-01-01T00:00:00Z") };`;
+    expect(listed(policies, "deny")).toEqual(["deploy_service", "issue_refund", "wire_transfer"]);
+    expect(listed(`${policies}\n@id("any-delete") permit (principal, action == Action::"delete_path", resource);`, "deny")).toEqual(["delete_path", "deploy_service", "issue_refund", "wire_transfer"]);
+  });
+
+  it("shows a tool when partial evaluation fails: listing is a courtesy, every call is still evaluated", () => {
+    const policy = { ...compiled([]), evaluated: { broken: "forbid (principal, action, resource) when { ?? };" }, visibility: new Map() };
+    expect(visibleTools(policy, subject)).toEqual(everyTool());
   });
 });

@@ -14,7 +14,6 @@
 import { authorize, authorizePartial, type CedarEntity, type CedarPolicyJson, type CedarUid, type CedarValue } from "./cedar";
 import { cedarValueOf, ContextValueError, argsType, resourceAttributes, zoneFields, type PolicyTool } from "./schema";
 import type { HistoryValues } from "./history-types";
-import { formPolicyId } from "./form-rules";
 
 export type Rule = {
   id: string;
@@ -154,12 +153,14 @@ export function subjectEntities(subject: Subject): { principal: CedarUid; entiti
   };
 }
 
-const SAFE_DETAIL = /`[^`]*`/g;
+const QUOTED = /`([^`]*)`/g;
+/** What a quoted part may show: a name (a policy id, an attribute, an entity type), never a value. */
+const NAME = /^[A-Za-z_][A-Za-z0-9_.:"-]*$/;
 
 /** An evaluation error in words fit for the audit trail: which policy, what kind, never the values. */
-function errorDetail(errors: string[]): string {
+export function errorDetail(errors: string[]): string {
   return errors
-    .map((e) => e.replace(SAFE_DETAIL, (q) => (/^`[A-Za-z_][A-Za-z0-9_.:"-]*`$/.test(q) ? q : "`…`")))
+    .map((e) => e.replace(QUOTED, (q, inner: string) => (NAME.test(inner) ? q : "`…`")))
     .join("; ")
     .slice(0, 300);
 }
@@ -239,9 +240,10 @@ export function evaluate(req: EvaluationRequest, policy: CompiledPolicy, now: Da
   const candidates = requestables.map((p) => ({ ref: p.meta.ref, requirements: p.meta.requirements!, reason: p.meta.reason }));
   if (base.effect === "requestable") candidates.push({ ref: base.ref, requirements: base.requirements, reason: base.reason });
   if (candidates.length === 0) return { decision: "allow", rule: base.ref };
-  // Between equally strict ones a form rule decides first (its words are the ones the admin wrote for that tool).
-  const formFirst = (c: { ref: RuleRef }) => (policy.meta.get(formPolicyId(c.ref.ruleKey))?.ref.id === c.ref.id ? 0 : 1);
-  const strictest = candidates.sort((a, b) => strictness(a.requirements, b.requirements) || formFirst(a) - formFirst(b) || a.ref.ruleKey.localeCompare(b.ref.ruleKey))[0];
+  // Between equally strict ones the first written decides (the sort is stable, the candidates in the policy's own
+  // order): a form rule before the document's policies (its words are the ones the admin wrote for that tool), the
+  // document's policies in their order, the default posture last.
+  const strictest = candidates.sort((a, b) => strictness(a.requirements, b.requirements))[0];
   if (satisfies(strictest.requirements, req.context.approval, now)) return { decision: "allow", rule: strictest.ref, requirements: strictest.requirements };
   return { decision: "requestable", rule: strictest.ref, reason: strictest.reason, requirements: strictest.requirements };
 }
@@ -263,11 +265,13 @@ export function visibleTools(policy: CompiledPolicy, subject: Subject): Set<stri
       visible.add(tool.name);
       continue;
     }
+    // A plain forbid that must hold for every call of the tool (requestable forbids are permits in the evaluated set,
+    // so one that holds is a permit here and never hides its tool).
     const hardForbid = answer.mustBeDetermining.some((id) => {
       const m = policy.meta.get(id);
       return m?.effect === "forbid" && !m.requirements;
     });
-    if (hardForbid && answer.decision === "deny") continue;
+    if (hardForbid) continue;
     const mayPermit = [...answer.mayBeDetermining, ...answer.mustBeDetermining].some((id) => policy.meta.get(id)?.effect === "permit");
     if (!mayPermit && policy.posture(subject.agentName, tool.name).posture.effect === "deny") continue;
     visible.add(tool.name);
