@@ -113,6 +113,14 @@ export function preparse(policies: Record<string, string | CedarPolicyJson>, sch
   return { setId, schemaId };
 }
 
+/** Parses a schema once and keeps it in the engine; the sets evaluated against it are parsed by preparseSet. */
+export function preparseSchemaOnly(schema: CedarSchema): string {
+  const schemaId = `schema-${++sets}`;
+  const s = cedar.preparseSchema(schemaId, schema);
+  if (s.type === "failure") throw new Error(s.errors.map((e) => e.message).join("; "));
+  return schemaId;
+}
+
 /** Parses another set against a schema already preparsed (a per-action subset of a compiled policy). */
 export function preparseSet(policies: Record<string, string | CedarPolicyJson>, schemaId: string): { setId: string; schemaId: string } {
   const setId = `set-${++sets}`;

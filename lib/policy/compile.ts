@@ -8,7 +8,7 @@
  * it could apply to (a permit that no longer validates is dropped), so a stale policy can deny but never allow.
  */
 import { createHash } from "node:crypto";
-import { actionScopeAdmits, lineColumn, policyJson, preparse, preparseSet, splitPolicies, validatePolicies, type CedarPolicyJson, type PolicyProblem } from "./cedar";
+import { actionScopeAdmits, lineColumn, policyJson, preparseSchemaOnly, preparseSet, splitPolicies, validatePolicies, type CedarPolicyJson, type PolicyProblem } from "./cedar";
 import { GROUP, parseDuration, requirementsOf, type PolicyDocument, type PostureSpec, RequestableSpec } from "./document";
 import type { CompiledPolicy, Posture, PolicyMeta, Requirements, Rule, RuleRef } from "./evaluate";
 import { strictness } from "./evaluate";
@@ -244,7 +244,8 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
       evaluated[id] = t;
     }
   }
-  const prepared = preparse(evaluated, schema);
+  // Only the schema is parsed now: no call is evaluated against the whole set, only against an action's part of it.
+  const schemaId = preparseSchemaOnly(schema);
   // Each action is evaluated against the policies whose scope can name it (a third of the time with a few tools'
   // policies), parsed on the first call of that action.
   const scopes = Object.entries(evaluated).map(([id, t]) => [id, t, typeof t === "string" ? policyJson(t) : t] as const);
@@ -252,7 +253,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
   const preparedFor = (action: string) => {
     let hit = byAction.get(action);
     if (!hit) {
-      hit = preparseSet(Object.fromEntries(scopes.filter(([, , json]) => actionScopeAdmits(json, action)).map(([id, t]) => [id, t])), prepared.schemaId);
+      hit = preparseSet(Object.fromEntries(scopes.filter(([, , json]) => actionScopeAdmits(json, action)).map(([id, t]) => [id, t])), schemaId);
       byAction.set(action, hit);
     }
     return hit;
