@@ -106,16 +106,27 @@ async function gatewayClient(url = countersignUrl): Promise<Client> {
 const echoArgs = (i: number) => ({ message: `m ${i}` });
 const deployArgs = (i: number) => ({ service: "checkout-api", environment: "staging", version: `1.0.${i}` });
 
-async function latency(c: Client, tool: string, args: (i: number) => Record<string, unknown> = echoArgs): Promise<number> {
-  const out: number[] = [];
-  for (let i = 0; i < 30; i++) await c.callTool({ name: tool, arguments: args(100_000 + i) });
+type Leg = { client: Client; tool: string; args?: (i: number) => Record<string, unknown> };
+
+/**
+ * The median latency of each leg over N sequential calls, the legs taken in turn (direct, relay, gateway, direct...):
+ * a burst of noise on this shared machine lands on all of them alike instead of on whichever was measured then.
+ */
+async function latencies(legs: Leg[]): Promise<number[]> {
+  const out = legs.map(() => [] as number[]);
+  const once = async (leg: Leg, i: number) => {
+    const r = await leg.client.callTool({ name: leg.tool, arguments: (leg.args ?? echoArgs)(i) });
+    if (r.isError) throw new Error(`${leg.tool} failed: ${JSON.stringify(r.content)}`);
+  };
+  for (let i = 0; i < 30; i++) for (const leg of legs) await once(leg, 100_000 + i);
   for (let i = 0; i < N; i++) {
-    const t = performance.now();
-    const r = await c.callTool({ name: tool, arguments: args(i) });
-    out.push(performance.now() - t);
-    if (r.isError) throw new Error(`${tool} failed: ${JSON.stringify(r.content)}`);
+    for (const [k, leg] of legs.entries()) {
+      const t = performance.now();
+      await once(leg, i);
+      out[k].push(performance.now() - t);
+    }
   }
-  return median(out);
+  return out.map(median);
 }
 
 async function throughput(clients: Client[], tool: string): Promise<number> {
@@ -135,11 +146,13 @@ async function throughput(clients: Client[], tool: string): Promise<number> {
 const direct = await directClient();
 const gateway = await gatewayClient();
 const relayed = await directClient(relayUrl);
-const directMs = await latency(direct, "echo");
-const relayMs = await latency(relayed, "echo");
-const gatewayMs = await latency(gateway, "everything__echo");
 // The same route with a built-in allowed tool (a staging deploy): Countersign's own per-call work, no forwarding.
-const builtinMs = await latency(gateway, "deploy_service", deployArgs);
+const [directMs, relayMs, gatewayMs, builtinMs] = await latencies([
+  { client: direct, tool: "echo" },
+  { client: relayed, tool: "echo" },
+  { client: gateway, tool: "everything__echo" },
+  { client: gateway, tool: "deploy_service", args: deployArgs },
+]);
 // The database statements of one call through Countersign (authentication, policy read, the call's record and
 // audit event), counted at the driver: the part of the overhead that is round trips.
 const local = await gatewayClient(route.url);
@@ -169,7 +182,7 @@ const status = pid ? await fs.readFile(`/proc/${pid}/status`, "utf8").catch(() =
 const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
 
 console.log(`gateway benchmark (${os.cpus().length} cores, Node ${process.version}, database: ${server.kind})`);
-console.log(`  median latency, ${N} sequential echo calls: direct ${directMs.toFixed(2)} ms, through Countersign ${gatewayMs.toFixed(2)} ms (ratio ${(gatewayMs / directMs).toFixed(2)}x)`);
+console.log(`  median latency, ${N} sequential echo calls each (taken in turn): direct ${directMs.toFixed(2)} ms, through Countersign ${gatewayMs.toFixed(2)} ms (ratio ${(gatewayMs / directMs).toFixed(2)}x)`);
 console.log(`  the floor of any gateway, a byte relay in its own process: ${relayMs.toFixed(2)} ms (ratio ${(relayMs / directMs).toFixed(2)}x), ${relayRps.toFixed(0)}/s at ${CLIENTS} clients (${((relayRps / directRps) * 100).toFixed(0)}%)`);
 console.log(`  database statements in one call through Countersign: ${oneCall.statements} (${oneCall.transactions} transactions, ${oneCall.dbMs.toFixed(2)} ms)`);
 console.log(`  for comparison, an allowed built-in call (deploy_service to staging) through the same route: ${builtinMs.toFixed(2)} ms`);

@@ -85,7 +85,8 @@ function takeLock(dataDir: string, owner: Owner): boolean {
  */
 export async function startEmbedded(opts: { dataDir: string | null; port?: number; maxConnections?: number }): Promise<EmbeddedServer> {
   const { PGlite } = await import("@electric-sql/pglite");
-  const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
+  const { PGLiteSocketServer, PGLiteSocketHandler } = await import("@electric-sql/pglite-socket");
+  coalesceReplies(PGLiteSocketHandler.prototype);
   const port = opts.port && opts.port > 0 ? opts.port : await freeLoopbackPort();
 
   if (opts.dataDir) {
@@ -213,4 +214,30 @@ function keepExtendedQueryGroupsTogether(server: unknown): void {
       void q.processQueue();
     }
   };
+}
+
+type HandlerProto = { handleData(data: Buffer): Promise<number>; __coalesced?: true };
+
+/**
+ * pglite-socket 0.2.17 answers each protocol message of a client's packet with a write of its own: a statement
+ * sent as Parse, Bind, Describe, Execute and Sync comes back as five TCP segments, and the client's process wakes
+ * for each. Measured from another process on the 2-core machine, the agent's authentication statement took 1.96 ms
+ * before and 1.31 ms after, an audited record 1.47 and 1.07 ms (medians of 300). The socket is corked while
+ * one packet's messages are processed, so their replies leave in one write. Nothing waits on a reply inside the
+ * packet: the client sent every message in it before reading any answer.
+ */
+export function coalesceReplies(proto: unknown): void {
+  const p = proto as HandlerProto;
+  if (p.__coalesced) return;
+  const handleData = p.handleData;
+  p.handleData = async function (this: { socket: import("node:net").Socket | null }, data: Buffer) {
+    const socket = this.socket;
+    socket?.cork();
+    try {
+      return await handleData.call(this, data);
+    } finally {
+      socket?.uncork();
+    }
+  };
+  p.__coalesced = true;
 }
