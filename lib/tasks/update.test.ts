@@ -9,6 +9,7 @@ import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db"
 import { LEADS, MIN, at, auditCount, gatedRefund, taskRow } from "../../tests/support/proof";
 import { db } from "../db/client";
 import { askQuestions } from "./ask-questions";
+import { cancelTask } from "./cancel";
 import { updateTask } from "./update";
 import type { InputQuestion } from "./types";
 
@@ -76,6 +77,51 @@ describe("updateTask", () => {
     const again = await updateTask(agent, taskId, { a: { action: "accept", content: { answer: "y" } } }, at(4 * MIN));
     expect(again).toMatchObject({ ok: true, applied: [], task: { status: "working" } });
     expect(await answersOf(taskId)).toEqual({ a: { action: "accept", content: { answer: "x" }, answer: "x" } });
+  });
+
+  it("ignores answers to the questions of a task that has stopped waiting for them (cancelled while asking)", async () => {
+    const taskId = await asking(["a"]);
+    const agent = await principal();
+    expect(await cancelTask(agent, taskId, at(2 * MIN))).toMatchObject({ ok: true });
+    const before = await taskRow(taskId);
+    // The questions stay on the row; the task no longer waits for them, so nothing is outstanding.
+    expect(before).toMatchObject({ status: "cancelled", inputRequests: { a: expect.anything() } });
+    const r = await updateTask(agent, taskId, { a: { action: "accept", content: { answer: "x" } } }, at(3 * MIN));
+    expect(r).toMatchObject({ ok: true, applied: [], task: { status: "cancelled" } });
+    expect(await answersOf(taskId)).toEqual({ a: null });
+    expect(await auditCount(taskId, "task.input-received")).toBe(0);
+  });
+
+  it("never answers a task that was cancelled between reading its questions and recording the answers", async () => {
+    const taskId = await asking(["a"]);
+    const agent = await principal();
+    // The cancel lands just after updateTask read the task as waiting for "a".
+    const findFirst = db().task.findFirst.bind(db().task);
+    let cancelled = false;
+    vi.spyOn(db().task, "findFirst").mockImplementation((async (args: never) => {
+      const row = await findFirst(args);
+      if (!cancelled) {
+        cancelled = true;
+        expect(await cancelTask(agent, taskId, at(2 * MIN))).toMatchObject({ ok: true });
+      }
+      return row;
+    }) as never);
+    const r = await updateTask(agent, taskId, { a: { action: "accept", content: { answer: "x" } } }, at(3 * MIN));
+    expect(cancelled).toBe(true);
+    expect(r).toMatchObject({ ok: true, applied: [], task: { status: "cancelled" } });
+    expect(await taskRow(taskId)).toMatchObject({ status: "cancelled" });
+    expect(await answersOf(taskId)).toEqual({ a: null });
+    expect(await auditCount(taskId, "task.input-received")).toBe(0);
+  });
+
+  it("takes no key an object inherits (toString, hasOwnProperty) for an outstanding question", async () => {
+    const taskId = await asking(["a"]);
+    const agent = await principal();
+    const inherited = { toString: { action: "accept", content: { answer: "x" } }, hasOwnProperty: { action: "decline" }, valueOf: { action: "cancel" } };
+    const r = await updateTask(agent, taskId, inherited, at(2 * MIN));
+    expect(r).toMatchObject({ ok: true, applied: [], task: { status: "input_required" } });
+    expect(await answersOf(taskId)).toEqual({ a: null });
+    expect(await auditCount(taskId, "task.input-received")).toBe(0);
   });
 
   it("answers only to the task's creator: any other agent is told the task is unknown", async () => {
