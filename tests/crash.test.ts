@@ -121,10 +121,27 @@ describe("crash-consistent creation", () => {
 
     // "After restart". The default minimum age leaves an in-flight creation of another process alone.
     expect(await reconcileIntents(at(2 * SEC))).toEqual({ recovered: 0, closed: 0 });
-    expect(await reconcileIntents(at(2 * SEC), 0)).toEqual({ recovered: 0, closed: 1 });
+    expect(await db().callRecord.findMany({ where: { taskId: intent.taskId }, select: { status: true } })).toEqual([{ status: "pending" }]);
+    // Two restarted processes reconcile at once: both have read the intent open and asked the backend about it
+    // before either closes it (held together at the backend's look-up); it is closed once.
+    const findOnce = inboxBackend.find.bind(inboxBackend);
+    let arrived = 0;
+    let release!: () => void;
+    const together = new Promise<void>((r) => (release = r));
+    const find = vi.spyOn(inboxBackend, "find").mockImplementation(async (key: string) => {
+      if (++arrived === 2) release();
+      await together;
+      return findOnce(key);
+    });
+    const both = await Promise.all([reconcileIntents(at(2 * SEC), 0), reconcileIntents(at(2 * SEC), 0)]);
+    find.mockRestore();
+    expect(arrived).toBe(2);
+    expect(both.map((r) => r.recovered)).toEqual([0, 0]);
     expect(await db().submissionIntent.findUniqueOrThrow({ where: { id: intent.id } })).toMatchObject({ state: "cancelled", handle: null });
     expect(await db().dedupSlot.count()).toBe(0);
     expect(await db().auditEvent.count({ where: { type: "intent.closed", taskId: intent.taskId } })).toBe(1);
+    // The call never became a task: its history record stops counting against the agent's windows.
+    expect(await db().callRecord.findMany({ where: { taskId: intent.taskId }, select: { status: true } })).toEqual([{ status: "void" }]);
     // Reconciling again changes nothing.
     expect(await reconcileIntents(at(3 * SEC), 0)).toEqual({ recovered: 0, closed: 0 });
     await expectNoDoubleSubmissionNoOrphan();
@@ -238,9 +255,41 @@ describe("crash-consistent creation", () => {
     // The agent gives up while the task waits in "submitting": the cancel wins (a pre-claim phase).
     expect(await cancelTask(agent, taskId, at(3 * SEC))).toMatchObject({ ok: true, task: { status: "cancelled" } });
 
+    const chained = await db().submissionIntent.findFirstOrThrow({ where: { taskId, generation: 2 } });
+    expect(chained.state).toBe("open");
     await reconcileIntents(at(4 * SEC), 0);
     expect(await taskRow(taskId)).toMatchObject({ status: "cancelled" });
+    // The task no longer waits for that generation, so nothing is submitted for it (not even to be cancelled).
+    expect(await db().approvalRequest.count({ where: { idempotencyKey: chained.idempotencyKey } })).toBe(0);
+    expect(await db().submissionIntent.findUniqueOrThrow({ where: { id: chained.id } })).toMatchObject({ state: "cancelled", handle: null });
     // Nothing may be left open for reviewers to act on: the intent is closed and no request is pending for it.
+    await expectNoDoubleSubmissionNoOrphan();
+    expect(await refundsFor("O-2289")).toHaveLength(0);
+  });
+
+  it("no orphan: a chained request the backend accepted just before the connection was lost, for a task cancelled since, is cancelled on reconciliation", async () => {
+    const agent = await principal();
+    const taskId = await gatedRefund("O-2289");
+    await approveOnly(taskId, LEADS[0], at(SEC));
+    await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
+    // The backend records the chained request, then the answer is lost: the handle never reaches the task.
+    const submitOnce = inboxBackend.submit.bind(inboxBackend);
+    const submit = vi.spyOn(inboxBackend, "submit").mockImplementationOnce(async (...a: Parameters<typeof inboxBackend.submit>) => {
+      await submitOnce(...a);
+      throw new Error("connection lost after submitting");
+    });
+    await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("connection lost after submitting");
+    submit.mockRestore();
+    const chained = await db().submissionIntent.findFirstOrThrow({ where: { taskId, generation: 2 } });
+    expect(chained.state).toBe("open");
+    expect(await db().approvalRequest.findFirstOrThrow({ where: { idempotencyKey: chained.idempotencyKey } })).toMatchObject({ status: "pending" });
+    expect(await cancelTask(agent, taskId, at(3 * SEC))).toMatchObject({ ok: true, task: { status: "cancelled" } });
+
+    await reconcileIntents(at(4 * SEC), 0);
+    // The request made under the dead generation is withdrawn from reviewers, and the intent closed with its handle.
+    const request = await db().approvalRequest.findFirstOrThrow({ where: { idempotencyKey: chained.idempotencyKey } });
+    expect(request.status).toBe("cancelled");
+    expect(await db().submissionIntent.findUniqueOrThrow({ where: { id: chained.id } })).toMatchObject({ state: "cancelled", handle: request.id });
     await expectNoDoubleSubmissionNoOrphan();
     expect(await refundsFor("O-2289")).toHaveLength(0);
   });
