@@ -47,6 +47,28 @@ async function crashAt(fault: "after-intent" | "after-submit" | "in-creation-tra
   expect(end, `worker should die by SIGKILL at ${fault}; stderr:\n${w.stderr()}`).toEqual({ code: null, signal: "SIGKILL" });
 }
 
+/**
+ * Two restarted processes reconciling at once: both have read the open intents and asked the backend about each
+ * (they are held together at the backend's look-up) before either acts on what it found.
+ */
+async function reconcileTogether(now: Date) {
+  const findOnce = inboxBackend.find.bind(inboxBackend);
+  let arrived = 0;
+  let release!: () => void;
+  const together = new Promise<void>((r) => (release = r));
+  const find = vi.spyOn(inboxBackend, "find").mockImplementation(async (key: string) => {
+    if (++arrived === 2) release();
+    await together;
+    return findOnce(key);
+  });
+  try {
+    return await Promise.all([reconcileIntents(now, 0), reconcileIntents(now, 0)]);
+  } finally {
+    find.mockRestore();
+    expect(arrived).toBe(2);
+  }
+}
+
 /** Invariants that hold after any crash and reconciliation: no double submission and no orphan. */
 async function expectNoDoubleSubmissionNoOrphan(): Promise<void> {
   const intents = await db().submissionIntent.findMany();
@@ -122,20 +144,8 @@ describe("crash-consistent creation", () => {
     // "After restart". The default minimum age leaves an in-flight creation of another process alone.
     expect(await reconcileIntents(at(2 * SEC))).toEqual({ recovered: 0, closed: 0 });
     expect(await db().callRecord.findMany({ where: { taskId: intent.taskId }, select: { status: true } })).toEqual([{ status: "pending" }]);
-    // Two restarted processes reconcile at once: both have read the intent open and asked the backend about it
-    // before either closes it (held together at the backend's look-up); it is closed once.
-    const findOnce = inboxBackend.find.bind(inboxBackend);
-    let arrived = 0;
-    let release!: () => void;
-    const together = new Promise<void>((r) => (release = r));
-    const find = vi.spyOn(inboxBackend, "find").mockImplementation(async (key: string) => {
-      if (++arrived === 2) release();
-      await together;
-      return findOnce(key);
-    });
-    const both = await Promise.all([reconcileIntents(at(2 * SEC), 0), reconcileIntents(at(2 * SEC), 0)]);
-    find.mockRestore();
-    expect(arrived).toBe(2);
+    // Two restarted processes reconcile at once; it is closed once.
+    const both = await reconcileTogether(at(2 * SEC));
     expect(both.map((r) => r.recovered)).toEqual([0, 0]);
     expect(await db().submissionIntent.findUniqueOrThrow({ where: { id: intent.id } })).toMatchObject({ state: "cancelled", handle: null });
     expect(await db().dedupSlot.count()).toBe(0);
@@ -166,7 +176,10 @@ describe("crash-consistent creation", () => {
     expect(request).toMatchObject({ idempotencyKey: intent.idempotencyKey, taskId: intent.taskId, status: "pending" });
     expect(await db().task.count()).toBe(0);
 
-    expect(await reconcileIntents(at(SEC), 0)).toEqual({ recovered: 1, closed: 0 });
+    // Two restarted processes find the request at once: the task is created once, and neither fails.
+    expect(await reconcileTogether(at(SEC))).toEqual([{ recovered: 1, closed: 0 }, { recovered: 1, closed: 0 }]);
+    expect(await db().task.count()).toBe(1);
+    expect(await auditCount(intent.taskId, "task.created")).toBe(1);
     expect(await reconcileIntents(at(2 * SEC), 0)).toEqual({ recovered: 0, closed: 0 });
     const task = await taskRow(intent.taskId);
     expect(task).toMatchObject({ status: "working", phase: "awaiting_approval", handle: request.id, generation: 1 });
