@@ -168,7 +168,11 @@ describe("an approval task's call record", () => {
 });
 
 describe("a call that opens no approval task of its own voids its record", () => {
-  it("an identical call joins the open task: its own record is void, the first call's record still counts", async () => {
+  it.each([
+    ["the built-in backend (creation in one transaction)", false],
+    ["a backend apart from the database (intent, submission, binding)", true],
+  ])("an identical call joins the open task: its own record is void, the first call's record still counts, with %s", async (_, apart) => {
+    if (apart) bindBackendApart();
     const order = await freshOrder("O-7011", 30_000);
     const first = await refundWithRecord(order);
     const second = await refundWithRecord(order, at(SEC));
