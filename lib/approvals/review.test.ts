@@ -43,4 +43,22 @@ describe(`refused before anything is recorded (${inject("databaseKind")})`, () =
     // Until then the approval could still be withdrawn.
     expect(await withdrawApproval({ requestId, reviewerId: tara }, justBefore)).toMatchObject({ ok: true });
   });
+
+  it("a user in the request's group who is not a reviewer (an admin, a requester) can neither approve nor deny it", async () => {
+    const requestId = await requestIdOf(await gatedDeploy());
+    const { approverGroup } = await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } });
+    for (const email of ["admin@countersign.test", "rita.requester@countersign.test"]) {
+      await db().user.update({ where: { email }, data: { groups: [approverGroup] } });
+      const id = await userId(email);
+      const before = await written();
+      for (const decision of ["approve", "deny"] as const) {
+        expect(await reviewRequest({ requestId, reviewerId: id, decision, comment: "not mine to decide" }, at(MIN))).toEqual({
+          ok: false,
+          error: `Only active ${approverGroup} reviewers can review this request.`,
+        });
+      }
+      expect(await written()).toEqual(before);
+    }
+    expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } })).toMatchObject({ status: "pending" });
+  });
 });
