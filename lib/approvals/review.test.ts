@@ -2,9 +2,10 @@
  * The refusals of a review and of a withdrawal that come before anything is recorded: an unknown reviewer or
  * request, and a request past its deadline (reviewed at the instant of the deadline or later). Nothing is written.
  */
-import { beforeEach, describe, expect, inject, it } from "vitest";
+import { beforeEach, describe, expect, inject, it, vi } from "vitest";
 import { db } from "../db/client";
-import { reviewRequest } from "./review";
+import { DECISION_NOT_RECORDED, DECISION_UNKNOWN, reviewRequest } from "./review";
+import { metricValue } from "../metrics";
 import { withdrawApproval } from "./withdraw";
 import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db";
 import { MIN, SRES, TREASURY, at, gatedCall, gatedDeploy } from "../../tests/support/proof";
@@ -60,5 +61,86 @@ describe(`refused before anything is recorded (${inject("databaseKind")})`, () =
       expect(await written()).toEqual(before);
     }
     expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } })).toMatchObject({ status: "pending" });
+  });
+});
+
+const decided = (decision: string, le: string) => metricValue("countersign_time_to_decision_seconds", { decision, le });
+
+describe(`what a review records (${inject("databaseKind")})`, () => {
+  it("a denial whose reason is only blanks is refused; a comment is kept without its surrounding blanks", async () => {
+    const requestId = await requestIdOf(await gatedDeploy());
+    const sasha = await userId(SRES[0]);
+    const before = await written();
+    expect(await reviewRequest({ requestId, reviewerId: sasha, decision: "deny", comment: " \n\t " }, at(MIN))).toEqual({ ok: false, error: "A denial needs a reason." });
+    expect(await written()).toEqual(before);
+    expect(await reviewRequest({ requestId, reviewerId: sasha, decision: "deny", comment: "  not during the freeze \n" }, at(MIN))).toMatchObject({ ok: true, requestStatus: "denied" });
+    expect(await db().review.findFirstOrThrow({ where: { requestId } })).toMatchObject({ decision: "deny", comment: "not during the freeze" });
+    const event = await db().auditEvent.findFirstOrThrow({ where: { requestId, type: "review.denied" } });
+    expect(event.data).toMatchObject({ comment: "not during the freeze" });
+  });
+
+  it("a second review by the same reviewer is refused as such, and the request's decision is recorded in the name of the reviewer who made it", async () => {
+    const taskId = await gatedCall(await principal("ops-bot"), "wire_transfer", { to: "acct-991", amount: 50_000 }, at(0));
+    const requestId = await requestIdOf(taskId);
+    const [tara, theo] = [await userId(TREASURY[0]), await userId(TREASURY[1])];
+    expect(await reviewRequest({ requestId, reviewerId: tara, decision: "approve" }, at(MIN))).toMatchObject({ ok: true, requestStatus: "pending" });
+    const before = await written();
+    for (const decision of ["approve", "deny"] as const) {
+      expect(await reviewRequest({ requestId, reviewerId: tara, decision, comment: "again" }, at(2 * MIN))).toEqual({ ok: false, error: "You have already reviewed this request." });
+    }
+    expect(await written()).toEqual(before);
+    expect(await reviewRequest({ requestId, reviewerId: theo, decision: "approve" }, at(3 * MIN))).toMatchObject({ ok: true, requestStatus: "approved" });
+    const settled = await db().auditEvent.findFirstOrThrow({ where: { requestId, type: "request.approved" } });
+    expect(settled.actor).toBe(`user:${theo}`);
+  });
+
+  it("the time to a decision is observed once, by the review that decided, as the time since the request was made", async () => {
+    const taskId = await gatedCall(await principal("ops-bot"), "wire_transfer", { to: "acct-991", amount: 50_000 }, at(0));
+    const requestId = await requestIdOf(taskId);
+    const { createdAt } = await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } });
+    const [tara, theo] = [await userId(TREASURY[0]), await userId(TREASURY[1])];
+    // Only a decision is observed: no other status ever appears as a label.
+    const counts = async () => [await decided("approved", "+Inf"), await decided("approved", "60"), await decided("approved", "10"), await decided("denied", "+Inf"), await decided("pending", "+Inf")];
+    const [all, upTo60, upTo10, denials] = await counts();
+    // 45 seconds after the request: in the 60-second bucket, not in the 10-second one.
+    const when = (s: number) => new Date(createdAt.getTime() + s * 1000);
+    expect(await reviewRequest({ requestId, reviewerId: tara, decision: "approve" }, when(30))).toMatchObject({ ok: true, requestStatus: "pending" });
+    expect(await counts()).toEqual([all, upTo60, upTo10, denials, 0]);
+    expect(await reviewRequest({ requestId, reviewerId: theo, decision: "deny", comment: "no" }, when(45))).toMatchObject({ ok: true, requestStatus: "denied" });
+    expect(await counts()).toEqual([all, upTo60, upTo10, denials + 1, 0]);
+    // A refused review observes nothing.
+    expect(await reviewRequest({ requestId, reviewerId: theo, decision: "approve" }, when(50))).toMatchObject({ ok: false });
+    expect(await counts()).toEqual([all, upTo60, upTo10, denials + 1, 0]);
+
+    const deploy = await requestIdOf(await gatedDeploy());
+    const deployedAt = (await db().approvalRequest.findUniqueOrThrow({ where: { id: deploy } })).createdAt;
+    expect(await reviewRequest({ requestId: deploy, reviewerId: await userId(SRES[0]), decision: "approve" }, new Date(deployedAt.getTime() + 45_000))).toMatchObject({
+      ok: true,
+      requestStatus: "approved",
+    });
+    expect(await counts()).toEqual([all + 1, upTo60 + 1, upTo10, denials + 1, 0]);
+  });
+
+  it("a database lost before the commit means the decision was not recorded; lost as the commit goes out, that it may have been", async () => {
+    const requestId = await requestIdOf(await gatedDeploy());
+    const sasha = await userId(SRES[0]);
+    const client = db();
+    const lost = () => Object.assign(new Error("Can't reach database server at 127.0.0.1"), { code: "P1001" });
+    const real = client.$transaction.bind(client);
+    const spy = vi.spyOn(client, "$transaction");
+    try {
+      spy.mockImplementationOnce((() => Promise.reject(lost())) as never);
+      expect(await reviewRequest({ requestId, reviewerId: sasha, decision: "approve" }, at(MIN))).toEqual({ ok: false, error: DECISION_NOT_RECORDED });
+      expect(await db().review.count({ where: { requestId } })).toBe(0);
+      // The transaction commits, and the connection drops before its answer arrives.
+      spy.mockImplementationOnce((async (fn: never) => {
+        await (real as (f: never) => Promise<unknown>)(fn);
+        throw lost();
+      }) as never);
+      expect(await reviewRequest({ requestId, reviewerId: sasha, decision: "approve" }, at(MIN))).toEqual({ ok: false, error: DECISION_UNKNOWN });
+      expect(await db().review.count({ where: { requestId } })).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
