@@ -182,7 +182,11 @@ describe("a call that opens no approval task of its own voids its record", () =>
     expect(await orderTotal(order, at(2 * SEC))).toEqual({ total: 30_000, count: 1 });
   });
 
-  it("a call refused by the per-agent limit on open requests: its record is void", async () => {
+  it.each([
+    ["the built-in backend", false],
+    ["a backend apart from the database (refused as the intent is recorded)", true],
+  ])("a call refused by the per-agent limit on open requests: its record is void, with %s", async (_, apart) => {
+    if (apart) bindBackendApart();
     const previous = process.env.COUNTERSIGN_MAX_PENDING_PER_AGENT;
     process.env.COUNTERSIGN_MAX_PENDING_PER_AGENT = "1";
     try {
