@@ -1,6 +1,8 @@
 /**
  * The refusals of a review and of a withdrawal that come before anything is recorded: an unknown reviewer or
- * request, and a request past its deadline (reviewed at the instant of the deadline or later). Nothing is written.
+ * request, a request past its deadline (reviewed at the instant of the deadline or later), a member of the group who
+ * is not a reviewer. Nothing is written. Then what a review records: its comment, one review per reviewer, the
+ * request's decision in the deciding reviewer's name, the time to a decision, and what a lost database means.
  */
 import { beforeEach, describe, expect, inject, it, vi } from "vitest";
 import { db } from "../db/client";
@@ -13,6 +15,8 @@ import { MIN, SRES, TREASURY, at, gatedCall, gatedDeploy } from "../../tests/sup
 beforeEach(resetDb);
 
 const written = async () => ({ reviews: await db().review.count(), events: await db().auditEvent.count() });
+/** A transfer that needs two treasury approvals, requested at `at(0)`: its request's id. */
+const twoApproverTransfer = async () => requestIdOf(await gatedCall(await principal("ops-bot"), "wire_transfer", { to: "acct-991", amount: 50_000 }, at(0)));
 
 describe(`refused before anything is recorded (${inject("databaseKind")})`, () => {
   it("an unknown reviewer or request is 'No such request.' for a review and for a withdrawal", async () => {
@@ -27,8 +31,7 @@ describe(`refused before anything is recorded (${inject("databaseKind")})`, () =
 
   it("a request at or past its deadline can be neither approved, denied, nor have an approval withdrawn", async () => {
     // A two-approver transfer: the first approval is recorded before the deadline, so there is one to withdraw.
-    const taskId = await gatedCall(await principal("ops-bot"), "wire_transfer", { to: "acct-991", amount: 50_000 }, at(0));
-    const requestId = await requestIdOf(taskId);
+    const requestId = await twoApproverTransfer();
     const { deadline } = await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } });
     const [tara, theo] = [await userId(TREASURY[0]), await userId(TREASURY[1])];
     const justBefore = new Date(deadline.getTime() - 1);
@@ -80,8 +83,7 @@ describe(`what a review records (${inject("databaseKind")})`, () => {
   });
 
   it("a second review by the same reviewer is refused as such, and the request's decision is recorded in the name of the reviewer who made it", async () => {
-    const taskId = await gatedCall(await principal("ops-bot"), "wire_transfer", { to: "acct-991", amount: 50_000 }, at(0));
-    const requestId = await requestIdOf(taskId);
+    const requestId = await twoApproverTransfer();
     const [tara, theo] = [await userId(TREASURY[0]), await userId(TREASURY[1])];
     expect(await reviewRequest({ requestId, reviewerId: tara, decision: "approve" }, at(MIN))).toMatchObject({ ok: true, requestStatus: "pending" });
     const before = await written();
@@ -95,8 +97,7 @@ describe(`what a review records (${inject("databaseKind")})`, () => {
   });
 
   it("the time to a decision is observed once, by the review that decided, as the time since the request was made", async () => {
-    const taskId = await gatedCall(await principal("ops-bot"), "wire_transfer", { to: "acct-991", amount: 50_000 }, at(0));
-    const requestId = await requestIdOf(taskId);
+    const requestId = await twoApproverTransfer();
     const { createdAt } = await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } });
     const [tara, theo] = [await userId(TREASURY[0]), await userId(TREASURY[1])];
     // Only a decision is observed: no other status ever appears as a label.
