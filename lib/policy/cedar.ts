@@ -20,20 +20,18 @@ export function lineColumn(text: string, offset: number): { line: number; column
   return { line: lines.length, column: lines[lines.length - 1].length + 1 };
 }
 
-function problemsOf(errors: cedar.DetailedError[], text?: string, policyId?: string): PolicyProblem[] {
+/** Cedar's errors about a policy text, each with its label and help, at its line and column when Cedar gives one. */
+function problemsOf(errors: cedar.DetailedError[], text: string): PolicyProblem[] {
   return errors.map((e) => {
     const at = e.sourceLocations?.[0];
-    const where = text !== undefined && at ? lineColumn(text, at.start) : {};
     const help = e.help ? ` (${e.help})` : "";
     const label = at?.label ? `: ${at.label}` : "";
-    return { message: `${e.message}${label}${help}`, ...(policyId ? { policyId } : {}), ...where };
+    return { message: `${e.message}${label}${help}`, ...(at ? lineColumn(text, at.start) : {}) };
   });
 }
 
 /** Splits a policy text into its policies, each with its text and its offset in the whole text. */
 export function splitPolicies(text: string): { ok: true; policies: { text: string; offset: number }[] } | { ok: false; problems: PolicyProblem[] } {
-  const parsed = cedar.checkParsePolicySet({ staticPolicies: text });
-  if (parsed.type === "failure") return { ok: false, problems: problemsOf(parsed.errors, text) };
   const parts = cedar.policySetTextToParts(text);
   if (parts.type === "failure") return { ok: false, problems: problemsOf(parts.errors, text) };
   if (parts.policy_templates.length > 0) return { ok: false, problems: [{ message: "policy templates are not supported; write static policies" }] };
@@ -94,23 +92,11 @@ export function validatePolicies(schema: CedarSchema, policies: Record<string, s
   }));
 }
 
-export function checkSchema(schema: CedarSchema): PolicyProblem[] {
-  const r = cedar.checkParseSchema(schema);
-  return r.type === "failure" ? problemsOf(r.errors) : [];
-}
-
 let sets = 0;
 
-/** Parses a policy set once and keeps it in the engine, so each evaluation does not parse it again. */
+/** Parses a policy set and its schema once and keeps them in the engine, so each evaluation does not parse them again. */
 export function preparse(policies: Record<string, string | CedarPolicyJson>, schema: CedarSchema): { setId: string; schemaId: string } {
-  const n = ++sets;
-  const setId = `set-${n}`;
-  const schemaId = `schema-${n}`;
-  const p = cedar.preparsePolicySet(setId, { staticPolicies: policies });
-  if (p.type === "failure") throw new Error(p.errors.map((e) => e.message).join("; "));
-  const s = cedar.preparseSchema(schemaId, schema);
-  if (s.type === "failure") throw new Error(s.errors.map((e) => e.message).join("; "));
-  return { setId, schemaId };
+  return preparseSet(policies, preparseSchemaOnly(schema));
 }
 
 /** Parses a schema once and keeps it in the engine; the sets evaluated against it are parsed by preparseSet. */
@@ -185,8 +171,4 @@ export function authorizePartial(policies: Record<string, string | CedarPolicyJs
   const r = cedar.isAuthorizedPartial({ principal, action, resource: null, context, entities, policies: { staticPolicies: policies } });
   if (r.type === "failure") return { ok: false };
   return { ok: true, decision: r.response.decision, mustBeDetermining: r.response.mustBeDetermining, mayBeDetermining: r.response.mayBeDetermining };
-}
-
-export function cedarVersion(): string {
-  return cedar.getCedarVersion();
 }
