@@ -85,15 +85,11 @@ function decimalOf(n: number): CedarValue {
   if (!Number.isFinite(n)) throw new ContextValueError("a number that is not finite");
   // Cedar's decimal is a signed 64-bit count of ten-thousandths.
   if (Math.abs(n) > 922_337_203_685_477) throw new ContextValueError("a number too large for policy to compare exactly");
-  let text = String(n);
-  if (/e/i.test(text)) {
-    // Exponent form: a whole number, or a fraction far smaller than 0.0001 (never rounded to a nearby value).
-    if (!Number.isInteger(n)) throw new ContextValueError("a number with more than four digits after the point, which policy cannot compare exactly");
-    text = BigInt(n).toString();
-  }
-  if (!text.includes(".")) text += ".0";
-  if (text.split(".")[1].length > 4) throw new ContextValueError("a number with more than four digits after the point, which policy cannot compare exactly");
-  return { __extn: { fn: "decimal", arg: text } };
+  const text = String(n);
+  const [whole, fraction = "0"] = text.split(".");
+  // Within that bound JavaScript writes only a fraction far smaller than 0.0001 in exponent form (1e-7).
+  if (/e/i.test(text) || fraction.length > 4) throw new ContextValueError("a number with more than four digits after the point, which policy cannot compare exactly");
+  return { __extn: { fn: "decimal", arg: `${whole}.${fraction}` } };
 }
 
 /** The Cedar value of `value` under `type`; attributes the type leaves out are dropped. Throws ContextValueError. */
