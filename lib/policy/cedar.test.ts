@@ -28,6 +28,9 @@ const SCHEMA = {
   },
 } as unknown as CedarSchema;
 
+/** A schema naming a parent type it never declares. */
+const BROKEN = { "": { entityTypes: { U: { memberOfTypes: ["Nope"] } }, actions: {} } } as unknown as CedarSchema;
+
 const request = (n: unknown): CedarRequest => ({
   principal: { type: "U", id: "p" },
   action: { type: "Action", id: "a" },
@@ -101,8 +104,7 @@ describe("validating policies against the schema", () => {
   });
 
   it("a schema that does not resolve is a problem of no policy", () => {
-    const broken = { "": { entityTypes: { U: { memberOfTypes: ["Nope"] } }, actions: {} } } as unknown as CedarSchema;
-    expect(validatePolicies(broken, {})).toEqual([{ policyId: null, message: "failed to resolve type: Nope" }]);
+    expect(validatePolicies(BROKEN, {})).toEqual([{ policyId: null, message: "failed to resolve type: Nope" }]);
   });
 });
 
@@ -110,7 +112,7 @@ describe("sets parsed into the engine", () => {
   it("refuses a set or a schema that does not parse, in Cedar's words", () => {
     const schemaId = preparseSchemaOnly(SCHEMA);
     expect(() => preparseSet({ p: "permit (principal, action" }, schemaId)).toThrow(/unexpected end of input/);
-    expect(() => preparseSchemaOnly({ "": { entityTypes: { U: { memberOfTypes: ["Nope"] } }, actions: {} } } as unknown as CedarSchema)).toThrow(/Nope/);
+    expect(() => preparseSchemaOnly(BROKEN)).toThrow(/Nope/);
   });
 
   it("each set keeps its own policies, however many are parsed after it", () => {

@@ -75,9 +75,14 @@ export function policySpans(text: string): { start: number; end: number }[] {
   return spans;
 }
 
+/** Cedar's refusal of input Countersign built or already checked: its words, for the error that stops the work. */
+function cedarError(errors: cedar.DetailedError[]): Error {
+  return new Error(errors.map((e) => e.message).join("; "));
+}
+
 export function policyJson(text: string): CedarPolicyJson {
   const r = cedar.policyToJson(text);
-  if (r.type === "failure") throw new Error(r.errors.map((e) => e.message).join("; "));
+  if (r.type === "failure") throw cedarError(r.errors);
   return r.json;
 }
 
@@ -103,7 +108,7 @@ export function preparse(policies: Record<string, string | CedarPolicyJson>, sch
 export function preparseSchemaOnly(schema: CedarSchema): string {
   const schemaId = `schema-${++sets}`;
   const s = cedar.preparseSchema(schemaId, schema);
-  if (s.type === "failure") throw new Error(s.errors.map((e) => e.message).join("; "));
+  if (s.type === "failure") throw cedarError(s.errors);
   return schemaId;
 }
 
@@ -111,7 +116,7 @@ export function preparseSchemaOnly(schema: CedarSchema): string {
 export function preparseSet(policies: Record<string, string | CedarPolicyJson>, schemaId: string): { setId: string; schemaId: string } {
   const setId = `set-${++sets}`;
   const p = cedar.preparsePolicySet(setId, { staticPolicies: policies });
-  if (p.type === "failure") throw new Error(p.errors.map((e) => e.message).join("; "));
+  if (p.type === "failure") throw cedarError(p.errors);
   return { setId, schemaId };
 }
 
