@@ -6,13 +6,14 @@
  * version. Lenient compilation is what evaluation runs on stored versions, which were strict when saved but may
  * meet a tool catalog that changed since: a policy that no longer validates is replaced by a denial of every call
  * it could apply to (a permit that no longer validates is dropped), so a stale policy can deny but never allow.
+ * Tools whose schema does not resolve at all give no policy, strict or lenient: then every call is denied.
  */
 import { createHash } from "node:crypto";
 import { actionScopeAdmits, lineColumn, policyJson, preparseSchemaOnly, preparseSet, splitPolicies, validatePolicies, type CedarPolicyJson, type PolicyProblem } from "./cedar";
-import { GROUP, parseDuration, requirementsOf, type PolicyDocument, type PostureSpec, RequestableSpec } from "./document";
+import { parseDuration, requirementsOf, type PolicyDocument, type PostureSpec, RequestableSpec } from "./document";
 import type { CompiledPolicy, Posture, PolicyMeta, Requirements, Rule, RuleRef } from "./evaluate";
 import { strictness } from "./evaluate";
-import { formPolicyId, formRuleToCedar, FORM_PREFIX } from "./form-rules";
+import { formPolicyId, formRuleToCedar } from "./form-rules";
 import { buildSchema, type PolicyTool } from "./schema";
 
 export type StoredDocument = { id: string; version: number; body: PolicyDocument };
@@ -60,10 +61,9 @@ export function requirementsFromAnnotations(json: CedarPolicyJson): { requiremen
     reason,
   });
   if (!parsed.success) {
-    const i = parsed.error.issues[0];
-    const field = String(i?.path[0] ?? "");
-    const name = field === "approvers" ? "approvers" : field;
-    return { problem: `@${name}: ${field === "approvers" && !GROUP.test(approvers) ? "an approver group: lowercase letters, digits and dashes" : (i?.message ?? "invalid")}` };
+    // Each field of the spec is named as its annotation, and every refusal names its field.
+    const [issue] = parsed.error.issues;
+    return { problem: `@${String(issue.path[0])}: ${issue.message}` };
   }
   return { requirements: requirementsOf(parsed.data), reason };
 }
@@ -166,7 +166,8 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
       const json = policyJson(part.text);
       const at = lineColumn(body.policies, part.offset);
       const id = annotation(json, "id");
-      if (!id || !POLICY_ID.test(id) || id.startsWith(FORM_PREFIX) || id.startsWith("default")) {
+      // A form rule's id ("rule:...") never fits POLICY_ID; a default's ruleKey starts with "default".
+      if (!id || !POLICY_ID.test(id) || id.startsWith("default")) {
         problems.push({
           message: id ? `@id("${id}") must be lowercase letters, digits, dots, dashes or underscores, not starting with "rule:" or "default"` : "every policy needs an @id(\"...\") annotation",
           ...at,
@@ -210,14 +211,10 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
     const offset = id ? offsets.get(id) : undefined;
     const where = offset !== undefined && v.start !== undefined ? lineColumn(body.policies, offset + v.start) : offset !== undefined ? lineColumn(body.policies, offset) : {};
     problems.push({ message: v.message, ...(id ? { policyId: id } : {}), ...where });
-    if (!id) {
-      // The set could not be validated at all: nothing in it can be trusted to allow.
-      if (!opts.strict && !meta.has("document:unvalidated")) {
-        texts["document:unvalidated"] = DENY_ALL;
-        meta.set("document:unvalidated", { ref: { ...docRef, ruleKey: "document:unvalidated" }, effect: "forbid", requirements: null, reason: "The policy could not be evaluated, so the call is denied.", stale: staleDetail(v.message) });
-      }
-      continue;
-    }
+    // The set could not be validated at all (the schema the tools make does not resolve): nothing in it can be
+    // trusted, and the engine could not load it either. No policy: strict refuses the version, and a stored one
+    // is replaced by the denial of every call (compileStored).
+    if (!id) return { ok: false, problems };
     if (!meta.has(id)) continue;
     const m = meta.get(id)!;
     if (m.effect === "permit") {

@@ -1,0 +1,150 @@
+/**
+ * Compilation's own guards (compile.ts), on two small tools: what an annotation may say, which names a policy may
+ * take, the strictest of two requestable postures, and how lenient compilation of a stored version keeps every
+ * promise that version made: a policy that no longer compiles can deny, never allow and never become requestable.
+ */
+import { describe, expect, it } from "vitest";
+import { compilePolicy, postureResolver, requirementsFromAnnotations } from "./compile";
+import { PolicyDocument } from "./document";
+import { evaluate, type CompiledPolicy, type Decision, type Rule } from "./evaluate";
+import type { PolicyTool } from "./schema";
+import { compileStored } from "./store";
+
+const tool = (name: string, entity: string): PolicyTool => ({
+  name,
+  inputSchema: { type: "object", required: ["note"], properties: { note: { type: "string" } } },
+  resourceEntity: entity,
+  resourceShape: { name: { type: "String" } },
+});
+const TOOLS = [tool("alpha", "Alpha"), tool("beta", "Beta")];
+
+const compileText = (policies: string, opts: { strict: boolean; rules?: Rule[]; tools?: PolicyTool[]; more?: object }) =>
+  compilePolicy({ rules: opts.rules ?? [], document: { id: "d", version: 3, body: PolicyDocument.parse({ policies, defaults: { posture: "allow" }, ...opts.more }) }, tools: opts.tools ?? TOOLS }, { strict: opts.strict });
+
+function stored(policies: string, opts: { rules?: Rule[]; tools?: PolicyTool[] } = {}): CompiledPolicy {
+  const r = compileText(policies, { strict: false, ...opts });
+  if (!r.ok) throw new Error(JSON.stringify(r.problems));
+  return r.policy;
+}
+
+function refused(policies: string): { message: string; line?: number; column?: number; policyId?: string }[] {
+  const r = compileText(policies, { strict: true });
+  expect(r.ok).toBe(false);
+  return r.ok ? [] : r.problems;
+}
+
+function decide(policy: CompiledPolicy, toolName: string, note = "n", agentName = "bot"): Decision {
+  return evaluate(
+    {
+      subject: { agentId: "a1", agentName, user: { id: "u1", email: "u@countersign.test", name: "U", role: "requester", groups: [] } },
+      action: { name: toolName },
+      resource: { type: toolName, id: "r1", properties: { name: "x" } },
+      context: { args: { note }, history: {} },
+    },
+    policy,
+    new Date("2100-01-01T00:00:00Z"),
+  );
+}
+
+describe("the requirements a policy's annotations declare", () => {
+  const forbid = (annotations: Record<string, string>) => ({ effect: "forbid", annotations: { approvers: "treasury", reason: "Treasury looks first.", ...annotations } }) as never;
+
+  it("optional justification and passkey are no requirement; required ones are", () => {
+    const optional = requirementsFromAnnotations(forbid({ justification: "optional", passkey: "optional" }));
+    expect(optional).toEqual({ requirements: expect.objectContaining({ requireJustification: false }), reason: "Treasury looks first." });
+    expect(optional).not.toHaveProperty("requirements.requirePasskey");
+    expect(requirementsFromAnnotations(forbid({ justification: "required", passkey: "required" }))).toMatchObject({ requirements: { requireJustification: true, requirePasskey: true } });
+  });
+
+  it("a quorum is one or two plain digits: no sign, space, fraction or other base", () => {
+    expect(requirementsFromAnnotations(forbid({ quorum: "2" }))).toMatchObject({ requirements: { approvalsRequired: 2 } });
+    expect(requirementsFromAnnotations(forbid({ quorum: "10" }))).toMatchObject({ requirements: { approvalsRequired: 10 } });
+    for (const quorum of ["2.0", "0x2", " 2", "+2", "2e0", "", "002"]) expect(requirementsFromAnnotations(forbid({ quorum }))).toEqual({ problem: expect.stringMatching(/^@quorum: /) });
+  });
+
+  it("names what is missing or wrong in words an admin can act on", () => {
+    expect(requirementsFromAnnotations({ effect: "forbid", annotations: { approvers: "treasury" } } as never)).toEqual({ problem: "a requestable denial needs @reason: the words reviewers and the agent read" });
+    expect(requirementsFromAnnotations(forbid({ approvers: "Tre Asury" }))).toEqual({ problem: "@approvers: an approver group: lowercase letters, digits and dashes" });
+    expect(requirementsFromAnnotations(forbid({ deadline: "soon" }))).toEqual({ problem: expect.stringMatching(/^@deadline: a duration such as 30m/) });
+    expect(requirementsFromAnnotations({ effect: "forbid", annotations: { passkey: "required" } } as never)).toEqual({ problem: "@passkey needs @approvers (the group that can approve)" });
+  });
+});
+
+describe("the strictest of an agent's and a tool's requestable posture", () => {
+  const req = (quorum: number) => ({ requestable: { approvers: "treasury", quorum, reason: `Quorum of ${quorum}.` } });
+  const ref = { id: "d", ruleKey: "document", version: 1 };
+
+  it("asks for the larger quorum, whichever of the two declares it", () => {
+    const toolStricter = postureResolver(PolicyDocument.parse({ defaults: { agents: { bot: req(1) }, tools: { alpha: req(2) } } }), ref)("bot", "alpha");
+    expect(toolStricter).toMatchObject({ posture: { requirements: { approvalsRequired: 2 } }, ref: { ruleKey: "default:tool:alpha" } });
+    const agentStricter = postureResolver(PolicyDocument.parse({ defaults: { agents: { bot: req(2) }, tools: { alpha: req(1) } } }), ref)("bot", "alpha");
+    expect(agentStricter).toMatchObject({ posture: { requirements: { approvalsRequired: 2 } }, ref: { ruleKey: "default:agent:bot" } });
+  });
+});
+
+describe("the names a policy may take", () => {
+  const permit = (id: string) => `@id(${JSON.stringify(id)})\npermit (principal, action, resource);`;
+
+  it("lowercase letters, digits, dots, dashes and underscores, at most 80, never a form rule's or a default's", () => {
+    expect(compileText(permit("a.b_c-1"), { strict: true }).ok).toBe(true);
+    expect(compileText(permit(`a${"b".repeat(79)}`), { strict: true }).ok).toBe(true);
+    for (const id of ["Upper", "has space", "-dash-first", `a${"b".repeat(80)}`, "rule:x", "default", "default-x", "defaults.more"]) {
+      expect(refused(permit(id))).toEqual([expect.objectContaining({ message: expect.stringMatching(/^@id\(.*\) must be lowercase letters/), line: 1, column: 1 })]);
+    }
+  });
+});
+
+describe("problems reported with a stored version", () => {
+  it("say at which line and column", () => {
+    const policy = stored(`@id("a")\npermit (principal, action, resource);\n\n@id("b")\nforbid (principal, action == Action::"alpha", resource)\nwhen { context.args.missing == "x" };`);
+    expect(policy.problems).toEqual([expect.stringMatching(/missing.* \(line 6, column 8\)$/)]);
+  });
+
+  it("an evaluation error stays short however long the problem", () => {
+    const long = { id: "r1", ruleKey: "r", version: 1, tool: "alpha", field: "nothing", operator: "eq", value: "v".repeat(2000), effect: "deny", approverGroup: null, approvalsRequired: 1, requestDeadlineSec: 86400, approvalValiditySec: 3600, requireJustification: false, reason: "No." };
+    const d = decide(stored("", { rules: [long] }), "alpha");
+    expect(d).toMatchObject({ decision: "deny", evaluationError: expect.stringMatching(/^the stored policy no longer compiles: rule r: alpha has no attribute nothing/) });
+    expect(d.decision === "deny" && d.evaluationError!.length).toBe(300);
+  });
+});
+
+describe("lenient compilation: a stored policy that no longer compiles can deny, never allow", () => {
+  const otherwiseAllowed = (policy: CompiledPolicy) => expect(decide(policy, "beta")).toMatchObject({ decision: "allow" });
+
+  it("a forbid that lost its @id still denies every call of its tool, as an evaluation error", () => {
+    const policy = stored(`@id("ok") permit (principal, action, resource);\nforbid (principal, action == Action::"alpha", resource) when { context.args.note == "never" };`);
+    expect(decide(policy, "alpha")).toMatchObject({ decision: "deny", evaluationError: expect.stringMatching(/a forbid without a valid @id/) });
+    otherwiseAllowed(policy);
+  });
+
+  it("a permit that lost its @id permits nothing", () => {
+    const policy = compileText(`permit (principal, action == Action::"alpha", resource);`, { strict: false, more: { defaults: { posture: "deny" } } });
+    if (!policy.ok) throw new Error("lenient compilation refused");
+    expect(decide(policy.policy, "alpha")).toMatchObject({ decision: "deny", rule: { ruleKey: "default" } });
+  });
+
+  it("a requestable forbid that no longer validates denies: no approval can clear it", () => {
+    const text = `@id("ask")\n@approvers("treasury")\n@reason("Treasury looks first.")\nforbid (principal, action == Action::"alpha", resource)\nwhen { context.args.note == "x" };`;
+    expect(decide(stored(text), "alpha", "x")).toMatchObject({ decision: "requestable", rule: { ruleKey: "ask" } });
+    const changed = [{ ...TOOLS[0], inputSchema: { type: "object", required: ["note"], properties: { note: { type: "integer" } } } }, TOOLS[1]];
+    const policy = stored(text, { tools: changed });
+    expect(decide(policy, "alpha", 7 as never)).toMatchObject({ decision: "deny", rule: { ruleKey: "ask" }, evaluationError: expect.stringMatching(/no longer compiles/) });
+    otherwiseAllowed(policy);
+  });
+
+  it("a forbid without @reason denies in words that name it", () => {
+    expect(decide(stored(`@id("no-alpha") forbid (principal, action == Action::"alpha", resource);`), "alpha")).toEqual({ decision: "deny", rule: { id: "d", ruleKey: "no-alpha", version: 3 }, reason: "Denied by the policy no-alpha." });
+  });
+});
+
+describe("tools whose schema does not resolve", () => {
+  const broken = [{ ...TOOLS[0], resourceEntity: "1x" }, TOOLS[1]];
+
+  it("give no policy, with or without policies to validate: every call of a stored version is denied", () => {
+    for (const policies of [`@id("ok") permit (principal, action, resource);`, ""]) {
+      for (const strict of [true, false]) expect(compileText(policies, { strict, tools: broken })).toEqual({ ok: false, problems: [expect.objectContaining({ message: expect.stringMatching(/1x/) })] });
+      const policy = compileStored([], { id: "d", version: 3, body: PolicyDocument.parse({ policies, defaults: { posture: "allow" } }) }, broken);
+      for (const name of ["alpha", "beta"]) expect(decide(policy, name)).toMatchObject({ decision: "deny", evaluationError: expect.any(String) });
+    }
+  });
+});
