@@ -66,7 +66,7 @@ export function ruleFromFields(f: RuleFields): FieldsResult {
     description: text(f.description),
     field,
     operator: text(f.operator),
-    value: fieldErrors.value ? "0" : value,
+    value,
     currency,
     effect: text(f.effect),
     approverGroup: text(f.approverGroup) || null,
@@ -81,6 +81,7 @@ export function ruleFromFields(f: RuleFields): FieldsResult {
     active: f.active === true || f.active === "on",
   });
   if (!parsed.success) {
+    // A field's first problem is the one shown (money that is not money before what the rule makes of it).
     for (const issue of parsed.error.issues) {
       const k = String(issue.path[0] ?? "form");
       fieldErrors[k] ??= issue.code === "invalid_type" && (k.endsWith("Sec") || k === "approvalsRequired") ? "a whole number" : issue.message;
