@@ -10,6 +10,7 @@ import { DEMO_RULES } from "../db/seed";
 import { policyTools } from "../tools/catalog";
 import { DEMO_DOCUMENT } from "./demo-policy";
 import { PolicyDocument, type PolicyTest } from "./document";
+import type { RuleInput } from "./save-rule";
 import { checkPolicyFile, compilePolicyFile, describeDiff, diffPolicy, formatPolicyFile, parsePolicyFile, storedRule, type PolicyFile } from "./file";
 import { DEFAULT_TEST_TIME, failuresOf, runPolicyTests } from "./test-cases";
 
@@ -55,6 +56,103 @@ describe("the policy file format", () => {
     expect([rule.value, rule.currency]).toEqual(["15005", "EUR"]);
     const edited = parsed(text.replace("value: EUR 150.05", "value: EUR 200"));
     expect(edited.rules.find((r) => r.ruleKey === "refund-over-limit")).toMatchObject({ value: "20000", currency: "EUR" });
+  });
+});
+
+describe("values and settings as written and read back", () => {
+  const refundRule = () => demoRules().find((r) => r.ruleKey === "refund-over-limit")!;
+  /** The file with one rule changed, its text, and the rule as read back from that text. */
+  const roundTrip = (over: Partial<RuleInput>) => {
+    const content = { ...demo(), rules: [{ ...refundRule(), ...over }] };
+    const text = formatPolicyFile(content, tools);
+    return { text, rule: parsed(text).rules[0] };
+  };
+  /** The problems of the demo file with the refund rule's lines replaced. */
+  const problemsWith = (lines: string[]) => {
+    const text = formatPolicyFile({ ...demo(), rules: [refundRule()] }, tools);
+    const edited = text.replace(/ {4}value: EUR 150\.00\n/, lines.map((l) => `    ${l}\n`).join(""));
+    expect(edited).not.toBe(text);
+    const r = parsePolicyFile(edited);
+    return r.ok ? [] : r.problems.map((p) => p.message);
+  };
+
+  it("money of any size and sign: cents, whole units, negatives, zero", () => {
+    const cases: [string, string][] = [["5", "EUR 0.05"], ["100", "EUR 1.00"], ["0", "EUR 0.00"], ["-150", "EUR -1.50"], ["-5", "EUR -0.05"], ["123456789", "EUR 1234567.89"], ["1000000000000", "EUR 10000000000.00"]];
+    for (const [minor, money] of cases) {
+      const { text, rule } = roundTrip({ value: minor, currency: "EUR" });
+      expect(text).toContain(`    value: ${money}\n`);
+      expect([rule.value, rule.currency]).toEqual([minor, "EUR"]);
+    }
+    // Minor units stored with a leading zero are written as plain money.
+    expect(roundTrip({ value: "0150", currency: "EUR" }).text).toContain("    value: EUR 1.50\n");
+  });
+
+  it("money is read with up to two decimals and up to thirteen digits; a minus zero is zero", () => {
+    const read = (money: string) => parsed(formatPolicyFile({ ...demo(), rules: [refundRule()] }, tools).replace("value: EUR 150.00", `value: ${money}`)).rules[0];
+    expect(read("EUR 1.5")).toMatchObject({ value: "150", currency: "EUR" });
+    expect(read("USD -0.00")).toMatchObject({ value: "0", currency: "USD" });
+    expect(read("EUR 1234567890123")).toMatchObject({ value: "123456789012300" });
+    for (const money of ["EUR 1.505", "EUR 12345678901234", "eur 1.00", "EUR 1,000.00"]) {
+      expect(problemsWith([`value: ${money}`])).toEqual([expect.stringMatching(/money is written as a currency code and an amount with at most two decimals/)]);
+    }
+  });
+
+  it("a value that names its currency takes no currency key; a whole number must be one JavaScript holds exactly", () => {
+    expect(problemsWith(["value: EUR 150.00", "currency: EUR"])).toEqual([expect.stringMatching(/the value already names its currency/)]);
+    for (const n of ["1.5", "9007199254740993"]) expect(problemsWith([`value: ${n}`])).toEqual([expect.stringMatching(/a whole number \(money as minor units/)]);
+    expect(problemsWith(["value: 15000", "currency: EUR"])).toEqual([]);
+  });
+
+  it("minor units without a currency are a number; text that looks like money is text outside a money field", () => {
+    const { text, rule } = roundTrip({ value: "15000", currency: null });
+    expect(text).toContain("    value: 15000\n");
+    expect(rule).toMatchObject({ value: "15000", currency: null });
+    const env = roundTrip({ tool: "deploy_service", field: "environment", operator: "eq", value: "EUR 1.00", currency: null });
+    expect(env.rule).toMatchObject({ value: "EUR 1.00", currency: null });
+    // A currency on a field that is not in cents is its own key.
+    const labelled = roundTrip({ tool: "deploy_service", field: "environment", operator: "eq", value: "production", currency: "EUR" });
+    expect(labelled.text).toContain("    currency: EUR\n");
+    expect(labelled.rule).toMatchObject({ value: "production", currency: "EUR" });
+  });
+
+  it("a number is written as a number only where the attribute is a number, and only in its plain form", () => {
+    expect(roundTrip({ tool: "deploy_service", field: "version", operator: "eq", value: "2", currency: null }).text).toContain('    value: "2"\n');
+    expect(roundTrip({ tool: "gone_tool", field: "size", operator: "gt", value: "2", currency: null }).text).toContain("    value: 2\n");
+    expect(roundTrip({ tool: "gone_tool", field: "size", operator: "eq", value: "2", currency: null }).text).toContain('    value: "2"\n');
+    const padded = roundTrip({ value: "007", currency: null });
+    expect(padded.text).toContain('    value: "007"\n');
+    expect(padded.rule.value).toBe("007");
+  });
+
+  it("a requestable rule's settings default as documented; a passkey and an escalation are kept", () => {
+    const text = formatPolicyFile({ ...demo(), rules: [refundRule()] }, tools).replace(/ {4}(quorum|deadline|validity|justification): .*\n/g, "");
+    expect(parsed(text).rules[0]).toMatchObject({ approvalsRequired: 1, requestDeadlineSec: 86400, approvalValiditySec: 3600, requireJustification: false });
+    const { text: full, rule } = roundTrip({ requirePasskey: true, requireJustification: true, escalateAfterSec: 7200, fallbackGroup: "treasury" });
+    expect(full).toContain("    passkey: true\n");
+    expect(rule).toMatchObject({ requirePasskey: true, requireJustification: true, escalateAfterSec: 7200, fallbackGroup: "treasury" });
+    expect(roundTrip({}).rule).not.toHaveProperty("requirePasskey");
+  });
+
+  it("a deny rule has no passkey either", () => {
+    const text = formatPolicyFile({ ...demo(), rules: [{ ...refundRule(), effect: "deny", approverGroup: null, approvalsRequired: 0, requestDeadlineSec: 0, approvalValiditySec: 0 }] }, tools);
+    const r = parsePolicyFile(text.replace("    effect: deny\n", "    effect: deny\n    passkey: true\n"));
+    expect(r.ok ? [] : r.problems.map((p) => p.message)).toEqual([expect.stringMatching(/a deny rule cannot be approved, so it has no passkey/)]);
+  });
+
+  it("a requestable default posture keeps its passkey and escalation; lists in test arguments keep their order, their records sorted", () => {
+    const requestable = { requestable: { approvers: "sre", quorum: 2, passkey: true, escalate: "2h", fallback: "treasury", reason: "Two SREs look first." } };
+    const content = demo();
+    content.document = PolicyDocument.parse({ ...DEMO_DOCUMENT, defaults: { ...DEMO_DOCUMENT.defaults, tools: { delete_path: requestable } } });
+    const read = parsed(formatPolicyFile(content, tools));
+    expect(read.document.defaults.tools.delete_path).toEqual(PolicyDocument.parse({ defaults: { tools: { delete_path: requestable } } }).defaults.tools.delete_path);
+    const withList = (items: unknown[]) => {
+      const c = demo();
+      c.document.tests = [{ ...c.document.tests[0], call: { tool: "x", arguments: { items } } }];
+      return formatPolicyFile(c, tools);
+    };
+    expect(withList([{ b: 1, a: 2 }, { d: 3, c: 4 }])).toBe(withList([{ a: 2, b: 1 }, { c: 4, d: 3 }]));
+    expect(withList([1, 2])).not.toBe(withList([2, 1]));
+    expect(parsed(withList([{ b: 1, a: 2 }, 3])).document.tests[0].call.arguments).toEqual({ items: [{ a: 2, b: 1 }, 3] });
   });
 });
 
