@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { compilePolicy, postureResolver, requirementsFromAnnotations } from "./compile";
 import { PolicyDocument } from "./document";
-import { evaluate, type CompiledPolicy, type Decision, type Rule } from "./evaluate";
+import { decideCall } from "../../tests/support/policy-call";
+import type { CompiledPolicy, Decision, Rule } from "./evaluate";
 import type { PolicyTool } from "./schema";
 import { compileStored } from "./store";
 
@@ -33,18 +34,7 @@ function refused(policies: string): { message: string; line?: number; column?: n
   return r.ok ? [] : r.problems;
 }
 
-function decide(policy: CompiledPolicy, toolName: string, note = "n", agentName = "bot"): Decision {
-  return evaluate(
-    {
-      subject: { agentId: "a1", agentName, user: { id: "u1", email: "u@countersign.test", name: "U", role: "requester", groups: [] } },
-      action: { name: toolName },
-      resource: { type: toolName, id: "r1", properties: { name: "x" } },
-      context: { args: { note }, history: {} },
-    },
-    policy,
-    new Date("2100-01-01T00:00:00Z"),
-  );
-}
+const decide = (policy: CompiledPolicy, tool: string, note: unknown = "n"): Decision => decideCall(policy, { tool, properties: { name: "x" }, args: { note } });
 
 describe("the requirements a policy's annotations declare", () => {
   const forbid = (annotations: Record<string, string>) => ({ effect: "forbid", annotations: { approvers: "treasury", reason: "Treasury looks first.", ...annotations } }) as never;
@@ -128,7 +118,7 @@ describe("lenient compilation: a stored policy that no longer compiles can deny,
     expect(decide(stored(text), "alpha", "x")).toMatchObject({ decision: "requestable", rule: { ruleKey: "ask" } });
     const changed = [{ ...TOOLS[0], inputSchema: { type: "object", required: ["note"], properties: { note: { type: "integer" } } } }, TOOLS[1]];
     const policy = stored(text, { tools: changed });
-    expect(decide(policy, "alpha", 7 as never)).toMatchObject({ decision: "deny", rule: { ruleKey: "ask" }, evaluationError: expect.stringMatching(/no longer compiles/) });
+    expect(decide(policy, "alpha", 7)).toMatchObject({ decision: "deny", rule: { ruleKey: "ask" }, evaluationError: expect.stringMatching(/no longer compiles/) });
     otherwiseAllowed(policy);
   });
 

@@ -9,7 +9,9 @@ import { describe, expect, it } from "vitest";
 import { policyJson } from "./cedar";
 import { compilePolicy, requirementsFromAnnotations } from "./compile";
 import { PolicyDocument } from "./document";
-import { evaluate, type Decision, type Rule } from "./evaluate";
+import { compiledFormRules } from "../../tests/support/form-rules";
+import { decideCall } from "../../tests/support/policy-call";
+import type { Decision, Rule } from "./evaluate";
 import { formCondition, formRuleToCedar, likePrefix } from "./form-rules";
 import type { PolicyTool } from "./schema";
 
@@ -77,20 +79,8 @@ const ALLOW_ALL = PolicyDocument.parse({ defaults: { posture: "allow" } });
 
 /** The decision on a call of the rule's tool whose resource has `props` over BASE (the tool's posture: allow). */
 function decide(r: Rule, props: Record<string, unknown> = {}): Decision {
-  const tools = [TOOL, PLAIN, BARE];
-  const compiled = compilePolicy({ rules: [r], document: { id: "d", version: 1, body: ALLOW_ALL }, tools }, { strict: false });
-  if (!compiled.ok) throw new Error(JSON.stringify(compiled.problems));
   const properties = Object.fromEntries(Object.entries({ ...BASE, ...props }).filter(([, v]) => v !== undefined)) as never;
-  return evaluate(
-    {
-      subject: { agentId: "a1", agentName: "bot", user: { id: "u1", email: "u@countersign.test", name: "U", role: "requester", groups: [] } },
-      action: { name: r.tool },
-      resource: { type: "thing", id: "t1", properties },
-      context: { args: {}, history: {} },
-    },
-    compiled.policy,
-    new Date("2100-01-01T00:00:00Z"),
-  );
+  return decideCall(compiledFormRules([r], [TOOL, PLAIN, BARE]), { tool: r.tool, properties });
 }
 
 /** Whether the rule denies a call on this resource (a clean decision either way: no evaluation error). */
@@ -100,11 +90,14 @@ function denies(r: Rule, props: Record<string, unknown> = {}): boolean {
   return d.decision === "deny";
 }
 
-/** A rule that cannot be written for its tool: refused when saved, and every call of its tool denied when stored. */
-function unwritable(r: Rule) {
-  expect(formRuleToCedar(r, TOOL).problem).toMatch(new RegExp(`rule r: act has no attribute ${r.field} that ${r.operator}`));
-  expect(compilePolicy({ rules: [r], document: { id: "d", version: 1, body: ALLOW_ALL }, tools: [TOOL] }, { strict: true }).ok).toBe(false);
-  expect(decide(r)).toMatchObject({ decision: "deny", rule: { ruleKey: "r" }, evaluationError: expect.stringMatching(/no longer compiles/) });
+/** Rules that cannot be written for their tool: refused when saved, and every call of the tool denied when stored. */
+function unwritable(...overs: Partial<Rule>[]) {
+  for (const over of overs) {
+    const r = rule(over);
+    expect(formRuleToCedar(r, TOOL).problem).toMatch(new RegExp(`rule r: act has no attribute ${r.field} that ${r.operator}`));
+    expect(compilePolicy({ rules: [r], document: { id: "d", version: 1, body: ALLOW_ALL }, tools: [TOOL] }, { strict: true }).ok).toBe(false);
+    expect(decide(r)).toMatchObject({ decision: "deny", rule: { ruleKey: "r" }, evaluationError: expect.stringMatching(/no longer compiles/) });
+  }
 }
 
 describe("whole-number comparisons", () => {
@@ -125,20 +118,24 @@ describe("whole-number comparisons", () => {
 
   it("a value that is not a whole number of at most fifteen digits cannot be compared with a number", () => {
     for (const value of ["1.5", "1e3", "abc", "", "1234567890123456"]) {
-      unwritable(rule({ field: "size", operator: "gt", value }));
-      unwritable(rule({ field: "size", operator: "eq", value }));
+      unwritable(
+        { field: "size", operator: "gt", value },
+        { field: "size", operator: "eq", value },
+      );
     }
     expect(denies(rule({ field: "size", operator: "gte", value: "123456789012345" }), { size: 123456789012345 })).toBe(true);
   });
 
   it("gt and gte compare numbers only, never text, money or a flag", () => {
-    unwritable(rule({ field: "name", operator: "gt", value: "5" }));
-    unwritable(rule({ field: "name", operator: "gte", value: "5" }));
-    unwritable(rule({ field: "amount", operator: "gt", value: "5" }));
-    unwritable(rule({ field: "amount", operator: "eq", value: "5" }));
-    unwritable(rule({ field: "amount", operator: "matches", value: "5" }));
-    unwritable(rule({ field: "urgent", operator: "eq", value: "true" }));
-    unwritable(rule({ field: "no_such", operator: "eq", value: "x" }));
+    unwritable(
+      { field: "name", operator: "gt", value: "5" },
+      { field: "name", operator: "gte", value: "5" },
+      { field: "amount", operator: "gt", value: "5" },
+      { field: "amount", operator: "eq", value: "5" },
+      { field: "amount", operator: "matches", value: "5" },
+      { field: "urgent", operator: "eq", value: "true" },
+      { field: "no_such", operator: "eq", value: "x" },
+    );
   });
 });
 
@@ -166,7 +163,7 @@ describe("text comparisons", () => {
   });
 
   it("a prefix compares text only", () => {
-    unwritable(rule({ field: "size", operator: "prefix", value: "1" }));
+    unwritable({ field: "size", operator: "prefix", value: "1" });
   });
 });
 
@@ -195,12 +192,14 @@ describe("sets of paths", () => {
   });
 
   it("a prefix that is not a folder, a set without its folders, and greater-than cannot be written", () => {
-    unwritable(rule({ field: "paths", operator: "prefix", value: "docs" }));
-    unwritable(rule({ field: "paths", operator: "prefix", value: "/" }));
-    unwritable(rule({ field: "tags", operator: "prefix", value: "docs/" }));
-    unwritable(rule({ field: "loose", operator: "prefix", value: "docs/" }));
-    unwritable(rule({ field: "paths", operator: "gt", value: "1" }));
-    unwritable(rule({ field: "paths", operator: "gte", value: "1" }));
+    unwritable(
+      { field: "paths", operator: "prefix", value: "docs" },
+      { field: "paths", operator: "prefix", value: "/" },
+      { field: "tags", operator: "prefix", value: "docs/" },
+      { field: "loose", operator: "prefix", value: "docs/" },
+      { field: "paths", operator: "gt", value: "1" },
+      { field: "paths", operator: "gte", value: "1" },
+    );
   });
 });
 
