@@ -96,7 +96,9 @@ test("groups come from the provider's claims at every sign-in: approve while in 
   await expect(ivy.page.getByRole("button", { name: "Approve" })).toBeVisible();
   await openFromInbox(ivy.page, "O-2289", first);
   await ivy.page.getByRole("button", { name: "Approve" }).click();
-  await expect(ivy.page.getByTestId("decision-result")).toHaveText(/Approved — the refund was issued/);
+  // The answer says where the call stood when the decision was recorded (it may still be running on a busy
+  // machine); the task is what says it ran.
+  await expect(ivy.page.getByTestId("decision-result")).toHaveText(/Approved — (the refund was issued|running the tool)/);
   const done = await taskReaching(request, SUPPORT_BOT, first);
   expect(done.result._meta[DISPOSITION_KEY]).toBe("approved-executed");
   await ivy.page.screenshot({ path: testInfo.outputPath("approved-via-sso.png"), fullPage: true });
