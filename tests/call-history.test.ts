@@ -12,7 +12,8 @@ import { advanceTask, expireExecution } from "../lib/execution/advance";
 import { claim } from "../lib/execution/claim";
 import { sweep } from "../lib/execution/sweep";
 import { withdrawTasksOf } from "../lib/execution/withdraw";
-import { measureHistory, withHistory, type HistoryCall, type HistoryDef } from "../lib/policy/history";
+import { measureHistory, windowsApply, withHistory, type HistoryCall, type HistoryDef } from "../lib/policy/history";
+import { callTool } from "../lib/tasks/call";
 import { cancelTask } from "../lib/tasks/cancel";
 import { createApprovalTask } from "../lib/tasks/create";
 import { CallerLimitReached } from "../lib/tasks/limits";
@@ -224,6 +225,32 @@ describe("a call that opens no approval task of its own voids its record", () =>
     expect(await sweep(at(MIN), { intentMinAgeMs: 0 })).toMatchObject({ recovered: 1 });
     expect(await taskRow(row.taskId!)).toMatchObject({ status: "working", phase: "awaiting_approval" });
     expect(await record(row.id)).toMatchObject({ status: "pending", taskId: row.taskId });
+  });
+});
+
+describe("an allowed call of a tool no window reads", () => {
+  it("is recorded once it ran, as executed, with what policy evaluated sealed; a window defined later counts it", async () => {
+    expect(windowsApply(DEFS, "deploy_service")).toBe(false);
+    expect(windowsApply(DEFS, "issue_refund")).toBe(true);
+    const p = await principal("ops-bot");
+    const out = await callTool(p, "deploy_service", { service: "checkout-api", environment: "staging", version: "1.4.2" }, { tasks: true }, T0);
+    expect(out).toMatchObject({ kind: "result", outcome: { isError: false } });
+    const rows = await db().callRecord.findMany({ where: { tool: "deploy_service" } });
+    expect(rows).toMatchObject([
+      {
+        status: "executed",
+        agentId: p.agentId,
+        resourceType: "service",
+        resourceId: "checkout-api",
+        createdAt: T0,
+        settledAt: T0,
+        snapshot: { args: { service: "checkout-api", environment: "staging", version: "1.4.2" }, resource: { properties: { environment: "staging" } } },
+      },
+    ]);
+    const [raw] = await db().$queryRaw<{ snapshot: string }[]>`SELECT snapshot::text AS snapshot FROM "CallRecord" WHERE tool = 'deploy_service'`;
+    expect(raw.snapshot).not.toContain("checkout-api");
+    const call = { tool: "deploy_service", agentId: p.agentId, userId: p.userId, resourceType: "service", resourceId: "checkout-api", money: null };
+    expect(await measureHistory([{ name: "deploys", tool: "deploy_service", windowSec: 3600, per: "resource" }], call, at(SEC))).toEqual({ deploys: { total: 0, count: 1 } });
   });
 });
 

@@ -8,6 +8,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../db/client";
 import { T0, at, DAY, HOUR, SEC } from "../../tests/support/proof";
 import {
+  groupLockKey,
+  linkRecordToTask,
   recordPendingForTask,
   HistoryInputError,
   MAX_WINDOW_SEC,
@@ -55,6 +57,18 @@ async function put(
   });
   return row.id;
 }
+
+/** The columns of a record that history counts, as CALL would leave it. */
+const recordRow = () => ({
+  tool: CALL.tool,
+  agentId: CALL.agentId,
+  userId: CALL.userId,
+  resourceType: CALL.resourceType,
+  resourceId: CALL.resourceId,
+  amountMinor: BigInt(CALL.money!.minor),
+  currency: CALL.money!.currency,
+  status: "executed",
+});
 
 const def = (per: HistoryDef["per"], windowSec = DAY / 1000, name = `by_${per}`): HistoryDef => ({ name, tool: CALL.tool, windowSec, per });
 
@@ -201,13 +215,43 @@ describe("recording", () => {
     expect(await measureHistory([def("resource")], CALL, at(SEC))).toEqual({ by_resource: { total: 2_500_000, count: 2 } });
   });
 
+  it("a record is linked to one task: again to the same task is a no-op, to another or once settled it is refused", async () => {
+    const reserved = await put({ status: "reserved" });
+    await linkRecordToTask(reserved, "task-1");
+    expect(await db().callRecord.findUniqueOrThrow({ where: { id: reserved } })).toMatchObject({ status: "pending", taskId: "task-1" });
+    await linkRecordToTask(reserved, "task-1");
+    await expect(linkRecordToTask(reserved, "task-2")).rejects.toThrow("the call record is settled or belongs to another task");
+    expect(await db().callRecord.findUniqueOrThrow({ where: { id: reserved } })).toMatchObject({ status: "pending", taskId: "task-1" });
+    const settled = await put({ status: "void" });
+    await expect(linkRecordToTask(settled, "task-3")).rejects.toThrow("the call record is settled or belongs to another task");
+    expect(await db().callRecord.findUniqueOrThrow({ where: { id: settled } })).toMatchObject({ status: "void", taskId: null });
+    await expect(linkRecordToTask("no-such-record", "task-4")).rejects.toThrow("the call record does not exist");
+  });
+
+  it("calls wait for each other by group: the tool, what the window is per, and every part of the group's key", () => {
+    const key = (per: HistoryDef["per"], over: Partial<HistoryCall> = {}) => groupLockKey(over.tool ?? CALL.tool, per, { ...CALL, ...over });
+    // Two resources of different types with the same id are two groups, so neither waits for the other.
+    expect(key("resource", { resourceType: "order" })).not.toBe(key("resource"));
+    expect(key("resource", { resourceId: "other" })).not.toBe(key("resource"));
+    expect(key("resource", { agentId: "agent-b", userId: "user-v" })).toBe(key("resource"));
+    expect(key("agent", { agentId: "agent-b" })).not.toBe(key("agent"));
+    expect(key("agent", { resourceId: "other" })).toBe(key("agent"));
+    expect(key("user", { userId: "user-v" })).not.toBe(key("user"));
+    expect(key("tool", { agentId: "agent-b", resourceId: "other" })).toBe(key("tool"));
+    expect(key("tool", { tool: "issue_refund" })).not.toBe(key("tool"));
+    expect(new Set([key("resource"), key("agent"), key("user"), key("tool")]).size).toBe(4);
+  });
+
   it("a definition or call it cannot count correctly is refused, never counted wrong", async () => {
     const ok = () => ({ result: null, record: "reserved" as const });
     await expect(withHistory([def("resource", 0)], CALL, T0, ok)).rejects.toThrow(HistoryInputError);
     await expect(withHistory([def("resource", MAX_WINDOW_SEC + 1)], CALL, T0, ok)).rejects.toThrow(/at most 400 days/);
     await expect(withHistory([def("resource"), def("agent", 60, "by_resource")], CALL, T0, ok)).rejects.toThrow(/share a name/);
     await expect(withHistory([{ ...def("resource"), per: "order" as never }], CALL, T0, ok)).rejects.toThrow(HistoryInputError);
-    await expect(withHistory([def("resource")], { ...CALL, money: { minor: 1.5, currency: "USD" } }, T0, ok)).rejects.toThrow(/integer/);
+    // Refused as input, not by a later conversion: a fraction, and a whole number past what a double holds exactly.
+    await expect(withHistory([def("resource")], { ...CALL, money: { minor: 1.5, currency: "USD" } }, T0, ok)).rejects.toThrow(HistoryInputError);
+    await expect(withHistory([def("resource")], { ...CALL, money: { minor: 2 ** 60, currency: "USD" } }, T0, ok)).rejects.toThrow(HistoryInputError);
+    await expect(withHistory([], { ...CALL, money: { minor: 2 ** 60, currency: "USD" } }, T0, ok)).rejects.toThrow(HistoryInputError);
     await expect(withHistory([def("resource")], { ...CALL, money: { minor: -100, currency: "USD" } }, T0, ok)).rejects.toThrow(/non-negative/);
     await expect(withHistory([], { ...CALL, money: { minor: 100, currency: "" } }, T0, ok)).rejects.toThrow(/currency/);
     expect(await db().callRecord.count()).toBe(0);
@@ -290,5 +334,18 @@ describe("retention: records older than 400 days are purged in small bounded bat
     expect(await purgeCallRecords(T0, { batch: 3, maxBatches: 2 })).toBe(1);
     expect((await db().callRecord.findMany({ select: { id: true }, orderBy: { createdAt: "asc" } })).map((r) => r.id)).toEqual([kept, recent]);
     expect(await purgeCallRecords(T0)).toBe(0);
+  });
+
+  it("what policy evaluated is cleared 31 days after the call (the preview reads 30), and the record stays for its windows", async () => {
+    const snapshot = { args: { to: "acct-1", amount: 10 }, resource: { type: "account", id: "acct-1", properties: {} } };
+    const put31 = await db().callRecord.create({ data: { ...recordRow(), snapshot, createdAt: at(-31 * DAY - 1) } });
+    const putEdge = await db().callRecord.create({ data: { ...recordRow(), snapshot, createdAt: at(-31 * DAY) } });
+    const put30 = await db().callRecord.create({ data: { ...recordRow(), snapshot, createdAt: at(-30 * DAY) } });
+    expect(await purgeCallRecords(T0)).toBe(0);
+    const rows = await db().callRecord.findMany({ where: { id: { in: [put31.id, putEdge.id, put30.id] } } });
+    const snap = (id: string) => rows.find((r) => r.id === id)!.snapshot;
+    expect(snap(put31.id)).toBeNull();
+    expect(snap(putEdge.id)).toEqual(snapshot);
+    expect(snap(put30.id)).toEqual(snapshot);
   });
 });

@@ -39,11 +39,22 @@ describe("a requestable rule must be one reviewers can satisfy in time", () => {
 
   it("needs at least one approval", () => {
     expect(issues({ ...valid, approvalsRequired: 0 })).toEqual([{ path: "approvalsRequired", message: "at least one approval" }]);
+    expect(issues({ ...valid, approvalsRequired: 10 })).toEqual([]);
+    expect(issues({ ...valid, approvalsRequired: 11 }).map((i) => i.path)).toEqual(["approvalsRequired"]);
   });
 
   it("needs at least 60 seconds to review and at least 60 seconds of validity", () => {
     expect(issues({ ...valid, requestDeadlineSec: 59 })).toEqual([{ path: "requestDeadlineSec", message: "at least 60 seconds" }]);
     expect(issues({ ...valid, approvalValiditySec: 59 })).toEqual([{ path: "approvalValiditySec", message: "at least 60 seconds" }]);
+  });
+
+  it("an escalation needs both its time and its fallback group, another group, before the request's deadline", () => {
+    const escalating = { ...valid, requestDeadlineSec: 7200, escalateAfterSec: 3600, fallbackGroup: "treasury" };
+    expect(issues(escalating)).toEqual([]);
+    expect(issues({ ...escalating, fallbackGroup: null })).toEqual([{ path: "fallbackGroup", message: "an escalation needs a fallback group" }]);
+    expect(issues({ ...escalating, escalateAfterSec: null })).toEqual([{ path: "escalateAfterSec", message: "a fallback group needs an escalation time" }]);
+    expect(issues({ ...escalating, fallbackGroup: "support-leads" })).toEqual([{ path: "fallbackGroup", message: "the fallback group must differ from the approver group" }]);
+    expect(issues({ ...escalating, escalateAfterSec: 7200 })).toEqual([{ path: "escalateAfterSec", message: "escalation must come before the request deadline" }]);
   });
 
   it("a deny rule needs none of these: it is never approved", () => {
@@ -58,6 +69,15 @@ describe("a rule's comparison must be one the decision can make", () => {
       expect(issues({ ...valid, operator, value: "150.5" })).toEqual([]);
     }
     for (const operator of ["eq", "prefix"]) expect(issues({ ...valid, operator, value: "lots" })).toEqual([]);
+  });
+
+  it("a rule key is lowercase letters, digits and dashes, 2 to 61 of them, not starting with a dash; a currency is three capitals", () => {
+    for (const ruleKey of ["r1", "1-refund", `r${"x".repeat(60)}`]) expect(issues({ ...valid, ruleKey })).toEqual([]);
+    for (const ruleKey of ["r", "-refund", "Refund", "refund_big", `r${"x".repeat(61)}`]) {
+      expect(issues({ ...valid, ruleKey })).toEqual([{ path: "ruleKey", message: "lowercase letters, digits and dashes" }]);
+    }
+    expect(issues({ ...valid, currency: "EUR" })).toEqual([]);
+    for (const currency of ["eur", "EU", "EURO"]) expect(issues({ ...valid, currency })).toEqual([{ path: "currency", message: "a three-letter currency code such as EUR" }]);
   });
 
   it("an operator the decision does not know is refused", () => {

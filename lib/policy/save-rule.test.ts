@@ -6,7 +6,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../db/client";
 import { callTool } from "../tasks/call";
 import { currentRules } from "./store";
-import { saveRuleVersion, type RuleInput } from "./save-rule";
+import { RuleRejected, ruleProblem, saveRuleVersion, type RuleInput } from "./save-rule";
 import { principal, resetDb, userId } from "../../tests/support/db";
 
 const T0 = new Date("2026-11-30T10:00:00Z");
@@ -60,5 +60,74 @@ describe("saving a rule version", () => {
     expect(event.data).toMatchObject({ ruleKey: "refund-any-amount", version: 1, previous: null });
     const small = await callTool(await principal(), "issue_refund", { order_id: "O-2289", amount: 25 }, { tasks: true }, T0);
     expect(small.kind).toBe("task");
+  });
+});
+
+describe("a rule that cannot be saved says which field is at fault and why, and nothing is saved", () => {
+  async function refused(input: RuleInput): Promise<{ field: string; message: string }> {
+    const versions = await db().policyRule.count();
+    const err = await saveRuleVersion(input, await userId("admin@countersign.test"), T0).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RuleRejected);
+    expect(await db().policyRule.count()).toBe(versions);
+    expect(await db().auditEvent.count({ where: { type: "policy.rule-saved" } })).toBe(0);
+    return { field: (err as RuleRejected).field, message: (err as RuleRejected).message };
+  }
+
+  it("a tool the catalog does not have", async () => {
+    expect(await refused({ ...(await current("refund-over-limit")), tool: "refund_everything" })).toEqual({ field: "tool", message: "there is no tool refund_everything" });
+  });
+
+  it("an attribute the tool's resource does not have, with the attributes a rule can compare (not the money ones)", async () => {
+    expect(await refused({ ...(await current("refund-over-limit")), field: "customer", currency: null })).toEqual({
+      field: "field",
+      message: "issue_refund has no attribute customer (it has amount_cents, currency, refundable_cents, total_cents)",
+    });
+  });
+
+  it("a value the attribute cannot be compared with: a whole number by prefix, text by a threshold", async () => {
+    expect(await refused({ ...(await current("refund-over-limit")), operator: "prefix", value: "15", currency: null })).toEqual({
+      field: "value",
+      message: "amount_cents is a whole number; prefix 15 does not fit it",
+    });
+    expect(await refused({ ...(await current("deploy-production")), operator: "gt", value: "3" })).toEqual({
+      field: "value",
+      message: "environment is text; gt 3 does not fit it",
+    });
+  });
+
+  it("a rule the policy's own test cases fail with: the first failing test, and how many more", async () => {
+    // Every refund above EUR 10.00 would need a lead, and the document says one of EUR 20.00 runs at once.
+    expect(await refused({ ...(await current("refund-over-limit")), value: "1000" })).toEqual({
+      field: "form",
+      message:
+        'With this rule in place, the test "a refund within the limit runs at once" fails: expected allow, got requestable by rule:refund-over-limit (and 1 more test).',
+    });
+    const { message } = await refused({ ...(await current("deploy-production")), effect: "deny", approverGroup: null, approvalsRequired: 0, requestDeadlineSec: 0, approvalValiditySec: 0, operator: "prefix", value: "s" });
+    expect(message).toMatch(/^With this rule in place, the test "a staging deploy at night runs at once" fails: expected allow, got deny by rule:deploy-production\.$/);
+    expect(message).not.toMatch(/more test/);
+  });
+
+  it("a rule saved inactive is checked without it: retiring a rule the test cases could not live with is allowed", async () => {
+    const input = { ...(await current("refund-over-limit")), value: "1000" };
+    expect(await ruleProblem({ ...input, active: false })).toBeNull();
+    const saved = await saveRuleVersion({ ...input, active: false }, await userId("admin@countersign.test"), T0);
+    expect(saved).toMatchObject({ ruleKey: "refund-over-limit", version: 2, active: false });
+    expect((await currentRules("issue_refund")).map((r) => r.ruleKey)).not.toContain("refund-over-limit");
+  });
+
+  it("a stored rule that no longer compiles blocks every save, named with its problem, until it is fixed", async () => {
+    // Written past the checks (an older version's tool removed since): the whole policy no longer compiles strictly.
+    await db().policyRule.create({ data: { ...(await current("deploy-production")), ruleKey: "deploy-gone", tool: "deploy_gone", createdBy: "seed", createdAt: T0, version: 1 } });
+    expect(await refused({ ...(await current("refund-over-limit")), value: "20000" })).toEqual({ field: "form", message: "rule deploy-gone: there is no tool deploy_gone" });
+  });
+
+  it("an edit is judged without the version it replaces: a rule the test cases fail with can be fixed or retired", async () => {
+    // Written past the checks: every refund above EUR 10.00 waits, which the document's test cases say is wrong.
+    await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit", active: true }, data: { value: "1000" } });
+    const broken = await current("refund-over-limit");
+    expect(await ruleProblem({ ...broken, value: "15000" })).toBeNull();
+    expect(await ruleProblem({ ...broken, active: false })).toBeNull();
+    const fixed = await saveRuleVersion({ ...(await current("refund-over-limit")), value: "15000" }, await userId("admin@countersign.test"), T0);
+    expect(fixed).toMatchObject({ ruleKey: "refund-over-limit", version: 2, value: "15000", active: true });
   });
 });
