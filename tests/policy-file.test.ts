@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { digest } from "../lib/canonical";
 import { db } from "../lib/db/client";
 import { describeDiff, exportPolicyFile, importPolicyFile, parsePolicyFile, checkPolicyFile } from "../lib/policy/file";
 import { recordSnapshots, setSummaryTemplate } from "../lib/gateway/discover";
@@ -101,13 +102,22 @@ describe("export and import of the whole policy", () => {
     expect((await currentDocument()).body.timeZones).toEqual(["Europe/Berlin", "America/New_York"]);
     const events = await db().auditEvent.findMany({ where: { type: "policy.imported" } });
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ actor: `user:${actor}`, data: expect.objectContaining({ rules: r.versions.rules, document: r.versions.document }) });
+    // The event names the versions and the file itself, by its digest.
+    expect(events[0]).toMatchObject({ actor: `user:${actor}`, data: expect.objectContaining({ rules: r.versions.rules, document: r.versions.document, digest: digest(text) }) });
     // The retired rule no longer gates: deleting under prod/ is decided by the rest of the policy.
     expect(await exportPolicyFile()).not.toContain("delete-prod");
     // Importing the same file again saves nothing.
     const again = await importPolicyFile(text, actor, T0);
     expect(again).toMatchObject({ ok: true, unchanged: true });
     expect(await policyState()).toEqual(after);
+  });
+
+  it("into a database with no policy document yet, the imported document is version 1", async () => {
+    const text = await exportPolicyFile();
+    await db().policyDocument.deleteMany();
+    const r = await importPolicyFile(text, await admin(), T0);
+    expect(r).toMatchObject({ ok: true, unchanged: false, versions: { rules: [], document: { version: 1, previous: null } } });
+    expect(await currentDocument()).toMatchObject({ version: 1 });
   });
 
   it("a file import that fails a test case leaves the current version untouched, and says which test at which line", async () => {

@@ -255,6 +255,57 @@ describe("the diff an import shows", () => {
   });
 });
 
+describe("the diff an import shows, field by field", () => {
+  const rule = (key: string) => demoRules().find((r) => r.ruleKey === key)!;
+  const withRule = (r: RuleInput) => ({ ...demo(), rules: demoRules().map((x) => (x.ruleKey === r.ruleKey ? r : x)) });
+  const changedFields = (r: RuleInput) => diffPolicy(demo(), withRule(r)).rules.changed;
+
+  it("a requestable rule's approval settings and a rule's currency are compared", () => {
+    const refund = rule("refund-over-limit");
+    expect(changedFields({ ...refund, approverGroup: "sre" })).toEqual([{ key: "refund-over-limit", fields: ["approvers"] }]);
+    expect(changedFields({ ...refund, approvalsRequired: 2 })).toEqual([{ key: "refund-over-limit", fields: ["quorum"] }]);
+    expect(changedFields({ ...refund, requirePasskey: true })).toEqual([{ key: "refund-over-limit", fields: ["passkey"] }]);
+    expect(changedFields({ ...refund, currency: "USD" })).toEqual([{ key: "refund-over-limit", fields: ["currency"] }]);
+  });
+
+  it("a deny rule's approval settings are not: they never apply", () => {
+    const deny = rule("wire-over-1m");
+    const diff = diffPolicy(demo(), withRule({ ...deny, approverGroup: "treasury", approvalsRequired: 2, requirePasskey: true, requestDeadlineSec: 60 }));
+    expect(diff.rules.changed).toEqual([]);
+    expect(diff.unchanged).toBe(true);
+  });
+
+  it("a rule the file keeps inactive is one the import retires", () => {
+    const diff = diffPolicy(demo(), withRule({ ...rule("delete-prod"), active: false }));
+    expect(diff.rules).toEqual({ added: [], changed: [], removed: ["delete-prod"] });
+    expect(diffPolicy(withRule({ ...rule("delete-prod"), active: false }), demo()).rules.added).toEqual(["delete-prod"]);
+  });
+
+  it("defaults, history windows and a change of comments only are each named; none of them is 'no changes'", () => {
+    const withDocument = (over: Partial<PolicyDocument>) => ({ ...demo(), document: { ...demo().document, ...over } });
+    const defaults = diffPolicy(demo(), withDocument({ defaults: { ...demo().document.defaults, posture: "allow" } }));
+    expect([defaults.defaults, defaults.history, defaults.unchanged]).toEqual([true, false, false]);
+    expect(describeDiff(defaults)).toBe("~ defaults");
+    const history = diffPolicy(demo(), withDocument({ history: demo().document.history.slice(1) }));
+    expect([history.defaults, history.history, history.unchanged]).toEqual([false, true, false]);
+    expect(describeDiff(history)).toBe("~ history windows");
+    const comments = diffPolicy(demo(), withDocument({ policies: `// Reviewed in December.\n${demo().document.policies}` }));
+    expect([comments.document, comments.policies.changed, comments.unchanged]).toEqual([true, [], false]);
+    expect(describeDiff(comments)).toBe("~ policies (comments or layout)");
+    const reworded = diffPolicy(demo(), withDocument({ policies: demo().document.policies.replace("The support bot may only issue refunds.", "Refunds only.") }));
+    expect(describeDiff(reworded)).toBe("~ policy support-bot-refunds-only");
+  });
+
+  it("policies without an @id are told apart by their place; a text that does not parse is one entry", () => {
+    const withPolicies = (policies: string) => ({ ...demo(), document: { ...demo().document, policies } });
+    const unnamed = 'forbid (principal, action == Action::"delete_path", resource);\npermit (principal, action, resource);\n';
+    expect(diffPolicy(withPolicies(""), withPolicies(unnamed)).policies.added).toEqual(["(policy 1 without @id)", "(policy 2 without @id)"]);
+    const unreadable = diffPolicy(demo(), withPolicies("forbid (principal, action, resource"));
+    expect(unreadable.policies.added).toEqual(["(unreadable policy text)"]);
+    expect(unreadable.policies.removed).toEqual(["demo-tools", "support-bot-refunds-only", "wire-account-24h", "refund-order-total", "deploy-production-after-hours"]);
+  });
+});
+
 describe("test cases", () => {
   const file = parsed(formatPolicyFile(demo()));
   const compiled = compilePolicyFile(file, tools);

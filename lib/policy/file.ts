@@ -20,7 +20,7 @@ import { db } from "../db/client";
 import { policyToolOf, policyTools, syncCatalog } from "../tools/catalog";
 import { splitPolicies, policyJson } from "./cedar";
 import { compilePolicy } from "./compile";
-import { formatDuration, parseDuration, PolicyDocument, type PostureSpec } from "./document";
+import { formatDuration, LEGACY_DOCUMENT, parseDuration, PolicyDocument, type PostureSpec } from "./document";
 import type { CompiledPolicy, Rule } from "./evaluate";
 import { FORM_PREFIX } from "./form-rules";
 import { RuleInput } from "./save-rule";
@@ -658,7 +658,9 @@ export async function importPolicyFile(text: string, actorUserId: string, now: D
       }
     }
     const head = await tx.policyDocument.findFirst({ orderBy: { version: "desc" } });
-    const currentBody = head ? PolicyDocument.parse(head.body) : (await currentDocument()).body;
+    // With no document stored yet, the current one is the legacy default. Read nothing outside the transaction:
+    // on the embedded database a transaction holds the whole database, so an outside read would wait for it.
+    const currentBody = head ? PolicyDocument.parse(head.body) : LEGACY_DOCUMENT;
     const servers = file.servers ? await currentServerSpecs(tx) : [];
     const diff = diffPolicy({ rules: active.map(storedRule), document: currentBody, servers }, incoming);
     const versions: ImportedVersions = { rules: [], document: null };
