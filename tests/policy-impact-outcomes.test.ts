@@ -6,28 +6,17 @@
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
-import { DEMO_DOCUMENT, withoutPolicy } from "../lib/policy/demo-policy";
+import { DEMO_DOCUMENT } from "../lib/policy/demo-policy";
 import { PolicyDocument } from "../lib/policy/document";
 import { previewImpact, type Draft, type Impact } from "../lib/policy/impact";
 import { callTool } from "../lib/tasks/call";
 import { cancelTask } from "../lib/tasks/cancel";
 import type { Principal } from "../lib/tasks/types";
 import { principal, resetDb } from "./support/db";
+import { refund, refundRuleDraft, steadyDocument } from "./support/impact";
 import { at, HOUR, MIN, T0 } from "./support/proof";
 
 beforeEach(resetDb);
-
-type RuleDraft = Extract<Draft, { kind: "rule" }>["rule"];
-
-async function refundRule(over: Partial<RuleDraft> = {}): Promise<Draft> {
-  const { id, version, createdAt, createdBy, ...rest } = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
-  void id, version, createdAt, createdBy;
-  return { kind: "rule", rule: { ...rest, ...over } };
-}
-
-async function refund(orderId: string, amount: number, when: Date, agent?: Principal) {
-  return callTool(agent ?? (await principal()), "issue_refund", { order_id: orderId, amount }, { tasks: true }, when);
-}
 
 async function preview(draft: Draft, now: Date, limit?: number): Promise<Extract<Impact, { ok: true }>> {
   const impact = await previewImpact(draft, now, limit === undefined ? {} : { limit });
@@ -35,7 +24,6 @@ async function preview(draft: Draft, now: Date, limit?: number): Promise<Extract
   return impact;
 }
 
-const steadyDocument = () => PolicyDocument.parse(withoutPolicy(DEMO_DOCUMENT, "deploy-production-after-hours"));
 
 /**
  * Two refunds above the EUR 150.00 limit by the support bot: one still waiting for a lead (a pending request), one
@@ -51,7 +39,7 @@ async function oneCallOnePending(): Promise<void> {
 describe("what a draft would change, outcome by outcome", () => {
   it("other approval: another number of approvers or another group, for a call and for a pending request", async () => {
     await oneCallOnePending();
-    const two = await preview(await refundRule({ approvalsRequired: 2 }), T0);
+    const two = await preview(await refundRuleDraft({ approvalsRequired: 2 }), T0);
     expect(two.calls).toMatchObject({ considered: 1, changed: 1, otherApproval: 1, toApproval: 0 });
     expect(two.pending).toMatchObject({ considered: 1, changed: 1, otherApproval: 1, toApproval: 0 });
     expect(two.sentence).toBe(
@@ -61,14 +49,14 @@ describe("what a draft would change, outcome by outcome", () => {
       ["call", "needs 1 approval from support-leads", "needs 2 approvals from support-leads"],
       ["pending", "needs 1 approval from support-leads", "needs 2 approvals from support-leads"],
     ]);
-    const sre = await preview(await refundRule({ approverGroup: "sre" }), T0);
+    const sre = await preview(await refundRuleDraft({ approverGroup: "sre" }), T0);
     expect([sre.calls.otherApproval, sre.pending.otherApproval]).toEqual([1, 1]);
     expect(sre.changes.map((c) => c.afterText)).toEqual(["needs 1 approval from sre", "needs 1 approval from sre"]);
   });
 
   it("refused: a deny rule in the draft", async () => {
     await oneCallOnePending();
-    const denied = await preview(await refundRule({ effect: "deny", approverGroup: null, approvalsRequired: 0 }), T0);
+    const denied = await preview(await refundRuleDraft({ effect: "deny", approverGroup: null, approvalsRequired: 0 }), T0);
     expect(denied.calls).toMatchObject({ changed: 1, toDeny: 1, otherApproval: 0, toApproval: 0, offApproval: 0, toAllow: 0 });
     expect(denied.pending).toMatchObject({ changed: 1, toDeny: 1, otherApproval: 0 });
     expect(denied.sentence).toBe("1 call would have been refused; 1 pending request would be refused (1 call of the last 30 days and 1 pending request checked).");
@@ -80,7 +68,7 @@ describe("what a draft would change, outcome by outcome", () => {
 
   it("no longer needing approval: the rule retired in the draft, which replaces the current version", async () => {
     await oneCallOnePending();
-    const retired = await preview(await refundRule({ active: false }), T0);
+    const retired = await preview(await refundRuleDraft({ active: false }), T0);
     expect(retired.draftVersion).toBe(2);
     expect(retired.calls).toMatchObject({ changed: 1, offApproval: 1, toAllow: 0 });
     expect(retired.pending).toMatchObject({ changed: 1, offApproval: 1, toAllow: 0 });
@@ -93,7 +81,7 @@ describe("what a draft would change, outcome by outcome", () => {
     await oneCallOnePending();
     // The current version refuses both (written past the console's checks, as an older policy could have been).
     await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit", active: true }, data: { effect: "deny" } });
-    const allowed = await preview(await refundRule({ effect: "requestable", value: "20000" }), T0);
+    const allowed = await preview(await refundRuleDraft({ effect: "requestable", value: "20000" }), T0);
     expect(allowed.calls).toMatchObject({ changed: 1, toAllow: 1, offApproval: 0 });
     expect(allowed.pending).toMatchObject({ changed: 1, toAllow: 1, offApproval: 0 });
     expect(allowed.sentence).toBe("1 call would have run at once instead of being refused; 1 pending request would run at once (1 call of the last 30 days and 1 pending request checked).");
@@ -106,7 +94,7 @@ describe("what a draft would change, outcome by outcome", () => {
   it("nothing changes: the sentence says so and what was checked; a request waiting for its requester's answer is pending too", async () => {
     await oneCallOnePending();
     await db().task.updateMany({ where: { status: "working" }, data: { status: "input_required" } });
-    const same = await preview(await refundRule(), T0);
+    const same = await preview(await refundRuleDraft(), T0);
     expect(same.changes).toEqual([]);
     expect(same.listedAll).toBe(true);
     expect(same.pending).toMatchObject({ considered: 1, changed: 0, truncated: false });
@@ -115,7 +103,7 @@ describe("what a draft would change, outcome by outcome", () => {
 
   it("a draft's version is the next one of its rule key or of the document, 1 when there is none", async () => {
     expect((await preview({ kind: "document", body: steadyDocument() }, T0)).draftVersion).toBe((await db().policyDocument.count()) + 1);
-    expect((await preview(await refundRule({ ruleKey: "refund-new", value: "90000" }), T0)).draftVersion).toBe(1);
+    expect((await preview(await refundRuleDraft({ ruleKey: "refund-new", value: "90000" }), T0)).draftVersion).toBe(1);
     await db().policyDocument.deleteMany();
     expect((await preview({ kind: "document", body: steadyDocument() }, T0)).draftVersion).toBe(1);
   });
@@ -218,7 +206,7 @@ describe("bounds and the calls a preview reads", () => {
     for (let i = 0; i < 201; i++) await record(i, bot);
     await record(201, ops);
     await db().agent.update({ where: { id: ops.agentId }, data: { revokedAt: at(-MIN) } });
-    const impact = await preview(await refundRule({ value: "5000" }), T0);
+    const impact = await preview(await refundRuleDraft({ value: "5000" }), T0);
     expect(impact.calls).toMatchObject({ considered: 201, skipped: 1, changed: 201, toApproval: 201 });
     expect(impact.changes).toHaveLength(200);
     expect(impact.listedAll).toBe(false);
@@ -232,7 +220,7 @@ describe("bounds and the calls a preview reads", () => {
     // Written past the product's own paths (revoking withdraws the agent's tasks): what a preview may still meet.
     await db().agent.update({ where: { id: ops.agentId }, data: { revokedAt: at(-MIN) } });
     await db().order.update({ where: { id: "O-2289" }, data: { refundedCents: 18000 } });
-    const impact = await preview(await refundRule({ value: "20000" }), T0);
+    const impact = await preview(await refundRuleDraft({ value: "20000" }), T0);
     expect(impact.pending).toMatchObject({ considered: 1, skipped: 2, offApproval: 1 });
     expect(impact.changes.map((c) => c.summary)).toEqual([expect.stringMatching(/O-4410/)]);
   });
@@ -240,20 +228,20 @@ describe("bounds and the calls a preview reads", () => {
   it("the calls of the last 30 days up to now: a record dated after now is not one of them", async () => {
     expect((await refund("O-1145", 100, at(-MIN))).kind).toBe("result");
     expect((await refund("O-3107", 100, at(HOUR))).kind).toBe("result");
-    const impact = await preview(await refundRule({ value: "5000" }), T0);
+    const impact = await preview(await refundRuleDraft({ value: "5000" }), T0);
     expect(impact.calls).toMatchObject({ considered: 1, toApproval: 1 });
   });
 
   it("exactly as many calls as the limit is not cut", async () => {
     for (const [order, when] of [["O-1145", at(-3 * MIN)], ["O-3107", at(-2 * MIN)]] as const) expect((await refund(order, 100, when)).kind).toBe("result");
-    const exact = await preview(await refundRule({ value: "5000" }), T0, 2);
+    const exact = await preview(await refundRuleDraft({ value: "5000" }), T0, 2);
     expect(exact.calls).toMatchObject({ considered: 2, truncated: false });
     expect(exact.sentence).not.toMatch(/only the most recent/);
   });
 
   it("more pending requests than the limit: the most recent are judged, and the sentence says so", async () => {
     for (const [order, when] of [["O-2289", at(-2 * MIN)], ["O-4410", at(-MIN)]] as const) expect((await refund(order, 160, when)).kind).toBe("task");
-    const cut = await preview(await refundRule({ value: "20000" }), T0, 1);
+    const cut = await preview(await refundRuleDraft({ value: "20000" }), T0, 1);
     expect(cut.calls).toMatchObject({ considered: 0, truncated: false });
     expect(cut.pending).toMatchObject({ considered: 1, truncated: true, offApproval: 1 });
     expect(cut.changes.map((c) => c.summary)).toEqual([expect.stringMatching(/O-4410/)]);

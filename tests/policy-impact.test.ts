@@ -1,27 +1,12 @@
 /** Preview against reality: what a draft would have decided for the calls of the last 30 days and every pending request. */
 import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
-import { DEMO_DOCUMENT, withoutPolicy } from "../lib/policy/demo-policy";
-import { previewImpact, type Draft } from "../lib/policy/impact";
-import { PolicyDocument } from "../lib/policy/document";
-import { callTool } from "../lib/tasks/call";
-import { principal, resetDb } from "./support/db";
+import { previewImpact } from "../lib/policy/impact";
+import { resetDb } from "./support/db";
+import { refund, refundRuleDraft, steadyDocument } from "./support/impact";
 import { at, DAY, MIN, T0 } from "./support/proof";
 
 beforeEach(resetDb);
-
-async function refundRuleDraft(value: string): Promise<Draft> {
-  const r = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
-  const { id, version, createdAt, createdBy, ...rest } = r;
-  void id, version, createdAt, createdBy;
-  return { kind: "rule", rule: { ...rest, value } };
-}
-
-async function refund(orderId: string, amount: number, when: Date) {
-  return callTool(await principal(), "issue_refund", { order_id: orderId, amount }, { tasks: true }, when);
-}
-
-const steadyDocument = () => PolicyDocument.parse(withoutPolicy(DEMO_DOCUMENT, "deploy-production-after-hours"));
 
 describe("preview against reality", () => {
   it("a call's record keeps what policy evaluated, sealed at rest", async () => {
@@ -40,7 +25,7 @@ describe("preview against reality", () => {
       expect((await refund(order, 100, when)).kind).toBe("result");
     }
     expect((await refund("O-1021", 20, T0)).kind).toBe("result"); // under the draft's 50.00 too
-    const impact = await previewImpact(await refundRuleDraft("5000"), at(MIN));
+    const impact = await previewImpact(await refundRuleDraft({ value: "5000" }), at(MIN));
     if (!impact.ok) throw new Error(JSON.stringify(impact.problems));
     expect(impact.calls).toMatchObject({ considered: 4, toApproval: 3, changed: 3, truncated: false });
     expect(impact.pending).toMatchObject({ considered: 0, changed: 0 });
@@ -55,12 +40,12 @@ describe("preview against reality", () => {
   it("raising a threshold: pending requests that would no longer need approval, judged as they stand now", async () => {
     const out = await refund("O-4410", 160, T0);
     expect(out.kind).toBe("task");
-    const unchanged = await previewImpact(await refundRuleDraft("15500"), at(MIN));
+    const unchanged = await previewImpact(await refundRuleDraft({ value: "15500" }), at(MIN));
     if (!unchanged.ok) throw new Error("draft refused");
     expect(unchanged.pending).toMatchObject({ considered: 1, changed: 0 });
     // The pending request is judged once, as a pending request, not again as a call of the last 30 days.
     expect(unchanged.calls.considered).toBe(0);
-    const raised = await previewImpact(await refundRuleDraft("20000"), at(MIN));
+    const raised = await previewImpact(await refundRuleDraft({ value: "20000" }), at(MIN));
     if (!raised.ok) throw new Error("draft refused");
     expect(raised.pending).toMatchObject({ considered: 1, offApproval: 1 });
     expect(raised.sentence).toMatch(/^1 pending request would no longer need it \(/);
@@ -87,7 +72,7 @@ describe("preview against reality", () => {
     const impact = await previewImpact({ kind: "document", body: bad }, T0);
     expect(impact.ok).toBe(false);
     if (!impact.ok) expect(impact.problems.some((p) => p.line !== undefined && p.line >= 1)).toBe(true);
-    const rule = await refundRuleDraft("5000");
+    const rule = await refundRuleDraft({ value: "5000" });
     if (rule.kind === "rule") rule.rule.field = "no_such_field";
     expect((await previewImpact(rule, T0)).ok).toBe(false);
   });
@@ -96,7 +81,7 @@ describe("preview against reality", () => {
     for (const [order, when] of [["O-1145", at(-3 * MIN)], ["O-3107", at(-2 * MIN)], ["O-2289", at(-MIN)]] as const) {
       expect((await refund(order, 100, when)).kind).toBe("result");
     }
-    const impact = await previewImpact(await refundRuleDraft("5000"), T0, { limit: 2 });
+    const impact = await previewImpact(await refundRuleDraft({ value: "5000" }), T0, { limit: 2 });
     if (!impact.ok) throw new Error("draft refused");
     expect(impact.calls).toMatchObject({ considered: 2, truncated: true, toApproval: 2 });
     expect(impact.sentence).toMatch(/only the most recent 2 of each were checked/);

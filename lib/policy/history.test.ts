@@ -38,7 +38,7 @@ type Status = "reserved" | "pending" | "executed" | "void";
 
 /** A record as an earlier call left it. */
 async function put(
-  over: Partial<Omit<HistoryCall, "money">> & { minor?: number | null; currency?: string | null; status?: Status; createdAt?: Date; taskId?: string },
+  over: Partial<Omit<HistoryCall, "money">> & { minor?: number | null; currency?: string | null; status?: Status; createdAt?: Date; taskId?: string; snapshot?: object },
 ): Promise<string> {
   const minor = over.minor === undefined ? 100 : over.minor;
   const row = await db().callRecord.create({
@@ -53,22 +53,11 @@ async function put(
       status: over.status ?? "executed",
       taskId: over.taskId ?? null,
       createdAt: over.createdAt ?? at(-HOUR),
+      ...(over.snapshot ? { snapshot: over.snapshot } : {}),
     },
   });
   return row.id;
 }
-
-/** The columns of a record that history counts, as CALL would leave it. */
-const recordRow = () => ({
-  tool: CALL.tool,
-  agentId: CALL.agentId,
-  userId: CALL.userId,
-  resourceType: CALL.resourceType,
-  resourceId: CALL.resourceId,
-  amountMinor: BigInt(CALL.money!.minor),
-  currency: CALL.money!.currency,
-  status: "executed",
-});
 
 const def = (per: HistoryDef["per"], windowSec = DAY / 1000, name = `by_${per}`): HistoryDef => ({ name, tool: CALL.tool, windowSec, per });
 
@@ -338,14 +327,14 @@ describe("retention: records older than 400 days are purged in small bounded bat
 
   it("what policy evaluated is cleared 31 days after the call (the preview reads 30), and the record stays for its windows", async () => {
     const snapshot = { args: { to: "acct-1", amount: 10 }, resource: { type: "account", id: "acct-1", properties: {} } };
-    const put31 = await db().callRecord.create({ data: { ...recordRow(), snapshot, createdAt: at(-31 * DAY - 1) } });
-    const putEdge = await db().callRecord.create({ data: { ...recordRow(), snapshot, createdAt: at(-31 * DAY) } });
-    const put30 = await db().callRecord.create({ data: { ...recordRow(), snapshot, createdAt: at(-30 * DAY) } });
+    const put31 = await put({ snapshot, createdAt: at(-31 * DAY - 1) });
+    const putEdge = await put({ snapshot, createdAt: at(-31 * DAY) });
+    const put30 = await put({ snapshot, createdAt: at(-30 * DAY) });
     expect(await purgeCallRecords(T0)).toBe(0);
-    const rows = await db().callRecord.findMany({ where: { id: { in: [put31.id, putEdge.id, put30.id] } } });
+    const rows = await db().callRecord.findMany({ where: { id: { in: [put31, putEdge, put30] } } });
     const snap = (id: string) => rows.find((r) => r.id === id)!.snapshot;
-    expect(snap(put31.id)).toBeNull();
-    expect(snap(putEdge.id)).toEqual(snapshot);
-    expect(snap(put30.id)).toEqual(snapshot);
+    expect(snap(put31)).toBeNull();
+    expect(snap(putEdge)).toEqual(snapshot);
+    expect(snap(put30)).toEqual(snapshot);
   });
 });
