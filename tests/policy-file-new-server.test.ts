@@ -111,6 +111,27 @@ describe("a policy file that registers a new server and the policy on its tools"
     await expect(fs.stat(path.join(folder, "protected", "plan.txt"))).rejects.toThrow();
   });
 
+  it("a new server the file disables is not asked for its tools; an enabled one that cannot be reached is reported, quoting only a failure of its own class", async () => {
+    const withServer = async (server: Record<string, unknown>) => {
+      const doc = YAML.parse(await exportPolicyFile()) as Record<string, any>;
+      doc.servers = [...(doc.servers ?? []), server];
+      const f = path.join(dir, `${server.name}.yaml`);
+      await fs.writeFile(f, YAML.stringify(doc));
+      return policyTestCli(f);
+    };
+    const unreachable = { transport: "streamable-http", url: "http://127.0.0.1:9/mcp" };
+    const disabled = await withServer({ name: "off", ...unreachable, enabled: false });
+    expect(disabled.stderr).toBe("");
+    expect(disabled.stdout).toMatch(/^server off: 0 tools listed$/m);
+    expect(disabled.code).toBe(0);
+    const enabled = await withServer({ name: "on", ...unreachable });
+    expect(enabled.stderr).toMatch(/on: its tools could not be listed \(Version negotiation probe failed: fetch failed\)/);
+    // A failure without a class of its own (here the operating system's, naming the path) is not quoted.
+    const missing = await withServer({ name: "missing", transport: "stdio", command: "/nonexistent/countersign-test-command" });
+    expect(missing.stderr).toMatch(/missing: its tools could not be listed \(the server could not be reached\)/);
+    expect(missing.stderr).not.toContain("ENOENT");
+  });
+
   it("naming the tools of a server that cannot be reached is refused with the reason beside the problem, saving nothing", async () => {
     const before = await db().policyDocument.count();
     const text = await fileWith(

@@ -302,6 +302,8 @@ describe("upstream servers in the policy file", () => {
     expect((await db().upstreamTool.findFirstOrThrow({ where: { serverId: files.id } })).summaryTemplate).toBe("write {content} to {path}");
     // A reference is resolved when the gateway connects, from Countersign's environment.
     const wiki = await db().upstreamServer.findUniqueOrThrow({ where: { name: "wiki" } });
+    // Exported again, the header credential is the reference it was given.
+    expect(await exportPolicyFile()).toContain("  - name: wiki\n    transport: streamable-http\n    url: http://127.0.0.1:9/mcp\n    credentials:\n      header: X-Api-Key\n      value: ${env:WIKI_KEY}\n");
     await expect(connectionOf(wiki.id)).rejects.toThrow("The environment variable WIKI_KEY the server's settings refer to is not set.");
     vi.stubEnv("WIKI_KEY", "from-the-environment");
     try {
@@ -313,6 +315,30 @@ describe("upstream servers in the policy file", () => {
     expect(imported.data).toMatchObject({ servers: ["files", "tickets", "wiki"] });
     expect(await db().auditEvent.count({ where: { type: "upstream.registered", data: { path: ["server"], equals: "wiki" } } })).toBe(1);
     expect(JSON.stringify(await db().auditEvent.findMany())).not.toContain(TOKEN);
+  });
+
+  it("an import that disables a registered server saves it disabled, and the file that enables it again saves it enabled", async () => {
+    await registerServers();
+    const exported = await exportPolicyFile();
+    const off = exported.replace("  - name: tickets\n    transport: streamable-http\n", "  - name: tickets\n    transport: streamable-http\n    enabled: false\n");
+    expect(off).not.toBe(exported);
+    const r = await importPolicyFile(off, await admin(), T0);
+    expect(r.ok && r.diff.servers).toEqual({ added: [], changed: [{ name: "tickets", fields: ["enabled"] }] });
+    expect((await db().upstreamServer.findUniqueOrThrow({ where: { name: "tickets" } })).enabled).toBe(false);
+    expect(await exportPolicyFile()).toBe(off);
+    expect(await importPolicyFile(exported, await admin(), T0)).toMatchObject({ ok: true, diff: { servers: { changed: [{ name: "tickets", fields: ["enabled"] }] } } });
+    expect((await db().upstreamServer.findUniqueOrThrow({ where: { name: "tickets" } })).enabled).toBe(true);
+  });
+
+  it("a summary the file no longer gives is cleared", async () => {
+    const files = await registerServers();
+    const exported = await exportPolicyFile();
+    const text = exported.replace("    summaries:\n      write_file: write {path}\n", "");
+    expect(text).not.toBe(exported);
+    const r = await importPolicyFile(text, await admin(), T0);
+    expect(r.ok && r.diff.servers).toEqual({ added: [], changed: [{ name: "files", fields: ["summaries"] }] });
+    expect((await db().upstreamTool.findFirstOrThrow({ where: { serverId: files.id, name: "write_file" } })).summaryTemplate).toBeNull();
+    expect(await exportPolicyFile()).toBe(text);
   });
 
   it("a failure found late, a literal secret, an unknown placeholder or a ${stored} with nothing stored changes nothing", async () => {
@@ -331,10 +357,26 @@ describe("upstream servers in the policy file", () => {
 
     const placeholder = good.replace("write {path}", "write {file}");
     const r2 = await importPolicyFile(placeholder, await admin(), T0);
-    expect(!r2.ok && r2.problems[0]).toMatchObject({
-      line: placeholder.split("\n").findIndex((l) => l.includes("write {file}")) + 1,
-      message: "servers[0].summaries.write_file: The tool has no argument {file}; its arguments are {content}, {path}.",
-    });
+    // That problem alone: the registered servers are not started or asked for their tools to check the file.
+    expect(!r2.ok && r2.problems).toEqual([
+      {
+        line: placeholder.split("\n").findIndex((l) => l.includes("write {file}")) + 1,
+        column: 19,
+        message: "servers[0].summaries.write_file: The tool has no argument {file}; its arguments are {content}, {path}.",
+      },
+    ]);
+
+    const noTool = good.replace("      write_file: write {path}\n", "      write_file: write {path}\n      delete_file: delete {path}\n");
+    const r4 = await importPolicyFile(noTool, await admin(), T0);
+    expect(!r4.ok && r4.problems).toEqual([
+      { line: noTool.split("\n").findIndex((l) => l.includes("delete_file: delete")) + 1, column: 20, message: "servers[0].summaries.delete_file: files has no tool delete_file" },
+    ]);
+
+    // A tool of the same name on another server is not this server's tool.
+    const otherServer = good.replace("      bearer: ${stored}\n", "      bearer: ${stored}\n    summaries:\n      write_file: write {path}\n");
+    expect(otherServer).not.toBe(good);
+    const r5 = await importPolicyFile(otherServer, await admin(), T0);
+    expect(!r5.ok && r5.problems.map((p) => p.message)).toEqual(["servers[1].summaries.write_file: tickets has no tool write_file"]);
 
     const nothingStored = good.replace("MODE: ${stored}", "MODE: ${stored}\n      OTHER: ${stored}");
     const r3 = await importPolicyFile(nothingStored, await admin(), T0);

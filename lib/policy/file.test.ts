@@ -87,11 +87,22 @@ describe("values and settings as written and read back", () => {
     expect(roundTrip({ value: "0150", currency: "EUR" }).text).toContain("    value: EUR 1.50\n");
   });
 
+  it("a rule the file marks inactive is read as retired, not as a rule in force", () => {
+    const both = formatPolicyFile({ ...demo(), rules: [refundRule(), { ...refundRule(), ruleKey: "refund-retired" }] }, tools);
+    const at = both.indexOf("  - key: refund-retired\n");
+    const text = both.slice(0, at) + both.slice(at).replace("    active: true\n", "    active: false\n");
+    expect(text).not.toBe(both);
+    expect(parsed(both).rules.map((r) => r.ruleKey)).toEqual(["refund-over-limit", "refund-retired"]);
+    expect(parsed(text).rules.map((r) => r.ruleKey)).toEqual(["refund-over-limit"]);
+  });
+
   it("money is read with up to two decimals and up to thirteen digits; a minus zero is zero", () => {
     const read = (money: string) => parsed(formatPolicyFile({ ...demo(), rules: [refundRule()] }, tools).replace("value: EUR 150.00", `value: ${money}`)).rules[0];
     expect(read("EUR 1.5")).toMatchObject({ value: "150", currency: "EUR" });
     expect(read("USD -0.00")).toMatchObject({ value: "0", currency: "USD" });
     expect(read("EUR 1234567890123")).toMatchObject({ value: "123456789012300" });
+    // Blanks a quoted value keeps around its money are not part of it.
+    expect(read('" EUR 150.00 "')).toMatchObject({ value: "15000", currency: "EUR" });
     for (const money of ["EUR 1.505", "EUR 12345678901234", "eur 1.00", "EUR 1,000.00"]) {
       expect(problemsWith([`value: ${money}`])).toEqual([expect.stringMatching(/money is written as a currency code and an amount with at most two decimals/)]);
     }
@@ -134,7 +145,10 @@ describe("values and settings as written and read back", () => {
   });
 
   it("a deny rule has no passkey either", () => {
-    const text = formatPolicyFile({ ...demo(), rules: [{ ...refundRule(), effect: "deny", approverGroup: null, approvalsRequired: 0, requestDeadlineSec: 0, approvalValiditySec: 0 }] }, tools);
+    const deny: RuleInput = { ...refundRule(), effect: "deny", approverGroup: null, approvalsRequired: 0, requestDeadlineSec: 0, approvalValiditySec: 0 };
+    const text = formatPolicyFile({ ...demo(), rules: [deny] }, tools);
+    // Read back, it carries none of a requestable rule's defaults (no quorum of 1, no deadline of a day).
+    expect(parsed(text).rules).toEqual([deny]);
     const r = parsePolicyFile(text.replace("    effect: deny\n", "    effect: deny\n    passkey: true\n"));
     expect(r.ok ? [] : r.problems.map((p) => p.message)).toEqual([expect.stringMatching(/a deny rule cannot be approved, so it has no passkey/)]);
   });
@@ -168,6 +182,42 @@ describe("reading a policy file: every problem at its line and column", () => {
     expect(r.problems[0].column).toBeGreaterThan(0);
   });
 
+  it("a YAML problem is said in the parser's words at its line and column: a key given twice, an unclosed list", () => {
+    const twice = text.replace("    effect: deny\n", "    effect: deny\n    effect: requestable\n");
+    const r = parsePolicyFile(twice);
+    expect(!r.ok && r.problems).toEqual([{ message: "Map keys must be unique", line: lineOf(twice, "    effect: deny") + 1, column: 5 }]);
+    const unclosed = text.replace("    quorum: 2\n", "    quorum: [2\n");
+    const u = parsePolicyFile(unclosed);
+    expect(!u.ok && u.problems[0]).toEqual({ message: "Flow sequence in block collection must be sufficiently indented and end with a ]", line: lineOf(unclosed, "quorum: [2") + 1, column: 5 });
+  });
+
+  it("aliases that expand without bound are refused before the file is read (a billion laughs)", () => {
+    const lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"];
+    for (let i = 1; i < 12; i++) lines.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(", ")}]`);
+    const r = parsePolicyFile(`format: countersign.policy/v1\ntests:\n  ${lines.join("\n  ")}\n`);
+    expect(!r.ok && r.problems).toEqual([{ message: expect.stringMatching(/alias count/i) }]);
+  });
+
+  it("a problem in the document's parts is reported at its line, under the file's names", () => {
+    const zone = text.replace("time_zones:\n  - Europe/Berlin\n", "time_zones:\n  - Europe/Berlin\n  - Mars/Olympus\n");
+    expect(zone).not.toBe(text);
+    const r = parsePolicyFile(zone);
+    expect(!r.ok && r.problems).toEqual([{ line: lineOf(zone, "Mars/Olympus"), column: 5, message: expect.stringMatching(/^time_zones\[1\]: /) }]);
+    const window = text.replace("    window: 24h\n", "    window: soon\n");
+    expect(window).not.toBe(text);
+    const w = parsePolicyFile(window);
+    expect(!w.ok && w.problems).toEqual([{ line: lineOf(window, "window: soon"), column: 13, message: expect.stringMatching(/^history\[0\]\.window: /) }]);
+  });
+
+  it("a file that is not a map is refused at its start; an empty key means the same as no key", () => {
+    for (const notMap of ["- format: countersign.policy/v1\n", "just text\n", "\n"]) {
+      expect(parsePolicyFile(notMap)).toEqual({ ok: false, problems: [{ message: "a policy file is a YAML map starting with format: countersign.policy/v1", line: 1, column: 1 }] });
+    }
+    const empty = parsed(`${text}servers:\n`.replace(/^tests:\n(?: {2}.*\n)*/m, "tests:\n"));
+    expect(empty.document.tests).toEqual([]);
+    expect(empty.servers).toBeNull();
+  });
+
   it("a schema error points at the key or value in the file, with the file's names for the rule's fields", () => {
     const broken = text.replace("    approvers: sre\n", "    approvers: sre\n    aprovers: sre\n").replace("    quorum: 1\n", "    quorum: one\n");
     const r = parsePolicyFile(broken);
@@ -177,6 +227,10 @@ describe("reading a policy file: every problem at its line and column", () => {
     expect(unknown).toMatchObject({ line: lineOf(broken, "aprovers: sre"), column: 5 });
     const quorum = r.problems.find((p) => p.message.includes("quorum"))!;
     expect(quorum).toMatchObject({ line: lineOf(broken, "quorum: one"), column: 13 });
+    // A rule's own checks name the file's keys too (quorum, not approvalsRequired).
+    const tooMany = text.replace("    quorum: 2\n", "    quorum: 99\n");
+    const t = parsePolicyFile(tooMany);
+    expect(!t.ok && t.problems).toEqual([{ line: lineOf(tooMany, "quorum: 99"), column: 13, message: expect.stringMatching(/^rules\[\d+\]\.quorum: /) }]);
   });
 
   it("a file without the format line, or of another format, is refused", () => {
@@ -203,6 +257,32 @@ describe("reading a policy file: every problem at its line and column", () => {
     const line = lineOf(broken, "refunds_per_order.total + > 15000");
     const col = broken.split("\n")[line - 1].indexOf("> 15000") + 1;
     expect(r.problems[0]).toMatchObject({ line, column: col });
+  });
+
+  it("a key the file leaves out is reported at the map that lacks it", () => {
+    const broken = text.replace(/( {2}- key: delete-prod\n(?: {4}.*\n)*?) {4}reason: .*\n/, "$1");
+    expect(broken).not.toBe(text);
+    const r = parsePolicyFile(broken);
+    expect(!r.ok && r.problems).toEqual([{ line: lineOf(broken, "key: delete-prod"), column: 5, message: expect.stringMatching(/^rules\[\d+\]\.reason: /) }]);
+  });
+
+  it("a Cedar syntax error is found at its column when the policies block starts with a blank line", () => {
+    const broken = text
+      .replace("policies: |\n", "policies: |\n\n")
+      .replace("context.history.refunds_per_order.total + resource.amount.minor > 15000", "context.history.refunds_per_order.total + > 15000");
+    const r = compilePolicyFile(parsed(broken), tools);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const line = lineOf(broken, "refunds_per_order.total + > 15000");
+    expect(r.problems[0]).toMatchObject({ line, column: broken.split("\n")[line - 1].indexOf("> 15000") + 1 });
+  });
+
+  it("a Cedar problem in policies written as a quoted string is reported at the string", () => {
+    const broken = text.replace(/^policies: \|\n(?: {2}.*\n|\n)*/m, 'policies: "permit (principal, action, resource) when { 1 + };"\n');
+    expect(broken).not.toBe(text);
+    const r = compilePolicyFile(parsed(broken), tools);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems[0]).toMatchObject({ line: lineOf(broken, "policies: "), column: 11 });
   });
 
   it("a form rule the tool cannot evaluate is reported at the rule", () => {
@@ -388,6 +468,12 @@ describe("the servers section: upstream MCP servers as code, secrets only as ref
       },
     ]);
     const text = formatPolicyFile(file, tools);
+    // Every field read is written back: the file read again holds the same servers (in name order).
+    expect(parsed(text).servers).toEqual([file.servers![1], file.servers![0]]);
+    // Keys are written in order whatever order the file gave them in.
+    const reordered = SECTION.replace("      API_KEY: ${env:FILES_API_KEY}\n      KEPT: ${stored}\n", "      KEPT: ${stored}\n      API_KEY: ${env:FILES_API_KEY}\n");
+    expect(reordered).not.toBe(SECTION);
+    expect(formatPolicyFile(parsed(withServers(reordered)), tools)).toBe(text);
     expect(text.indexOf("servers:")).toBeLessThan(text.indexOf("rules:"));
     expect(text.indexOf("name: files")).toBeLessThan(text.indexOf("name: github"));
     expect(formatPolicyFile(parsed(text), tools)).toBe(text);
@@ -416,6 +502,38 @@ describe("the servers section: upstream MCP servers as code, secrets only as ref
     expect(!u.ok && u.problems[0]).toMatchObject({ line: lineOf(url, "url: https://bot:pw@"), message: expect.stringMatching(/credentials in the URL are refused/) });
   });
 
+  it("a header credential's value is a reference too: ${stored} is kept, a literal is refused at credentials.value", () => {
+    const header = SECTION.replace("      bearer: ${env:GITHUB_TOKEN}", "      header: X-Api-Key\n      value: ${stored}");
+    const read = parsed(withServers(header));
+    expect(read.servers![0].credentials).toEqual({ header: "X-Api-Key", value: "${stored}" });
+    expect(formatPolicyFile(read, tools)).toContain("    credentials:\n      header: X-Api-Key\n      value: ${stored}\n");
+    const text = withServers(header.replace("value: ${stored}", "value: sk_live_1"));
+    const r = parsePolicyFile(text);
+    expect(!r.ok && r.problems).toEqual([
+      { line: lineOf(text, "value: sk_live_1"), column: 14, message: expect.stringMatching(/^servers\[0\]\.credentials\.value: a literal secret is refused/) },
+    ]);
+  });
+
+  it("a server refused for one reason is not also checked as a server, so the file shows that reason alone", () => {
+    // A streamable-http server with a command and no url: without the early stop, its empty url was refused too.
+    const text = withServers(SECTION.replace("    url: https://mcp.example.test/mcp\n", "    command: npx\n"));
+    const r = parsePolicyFile(text);
+    expect(!r.ok && r.problems).toEqual([{ line: lineOf(text, "command: npx"), column: 14, message: "servers[0].command: a streamable-http server has no command" }]);
+  });
+
+  it("a server the file disables is read, written back and compared as disabled", () => {
+    const off = parsed(withServers(SECTION.replace("  - name: files\n", "  - name: files\n    enabled: false\n")));
+    expect(off.servers!.map((s) => [s.name, s.enabled])).toEqual([["github", true], ["files", false]]);
+    const text = formatPolicyFile(off, tools);
+    expect(text).toContain("  - name: files\n    transport: stdio\n    enabled: false\n");
+    expect(text).not.toContain("enabled: true");
+    const on = parsed(withServers(SECTION));
+    expect(diffPolicy(on, off).servers).toEqual({ added: [], changed: [{ name: "files", fields: ["enabled"] }] });
+    // A field the incoming server leaves out is a change too.
+    const rootless = { ...on, servers: [on.servers![0], { ...on.servers![1], root: undefined }] };
+    expect(diffPolicy(on, rootless).servers).toEqual({ added: [], changed: [{ name: "files", fields: ["root"] }] });
+  });
+
   it("a bad name, a field of the other transport, or two servers of one name are refused where they are", () => {
     const text = withServers(SECTION.replace("name: github", "name: GitHub!").replace("    root: /srv/files\n", "    root: /srv/files\n    url: https://x.test/\n"));
     const r = parsePolicyFile(text);
@@ -427,6 +545,15 @@ describe("the servers section: upstream MCP servers as code, secrets only as ref
         [lineOf(text, "name: GitHub!"), "servers[0].name"],
       ]),
     );
+    const httpWithStdioFields = parsePolicyFile(withServers(SECTION.replace("      bearer: ${env:GITHUB_TOKEN}\n", "      bearer: ${env:GITHUB_TOKEN}\n    command: npx\n    args: [x]\n    env:\n      A: ${env:A}\n")));
+    expect(!httpWithStdioFields.ok && httpWithStdioFields.problems.map((p) => p.message)).toEqual([
+      "servers[0].command: a streamable-http server has no command",
+      "servers[0].args: a streamable-http server has no args",
+      "servers[0].env: a streamable-http server has no env",
+    ]);
+    const reserved = withServers(SECTION.replace("    path_arguments: [path]\n", "    path_arguments:\n      - path\n      - tool\n"));
+    const pa = parsePolicyFile(reserved);
+    expect(!pa.ok && pa.problems).toEqual([{ line: lineOf(reserved, "      - tool"), column: 9, message: "servers[1].path_arguments[1]: a name policy's resource already uses" }]);
     const twice = parsePolicyFile(withServers(SECTION.replace("name: files", "name: github")));
     expect(!twice.ok && twice.problems[0].message).toBe("servers[1].name: two servers are named github");
   });

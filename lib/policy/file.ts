@@ -386,7 +386,8 @@ export function parsePolicyFile(text: string): ParseResult {
       ok: false,
       problems: yamlErrors.map((e) => {
         const p = e.linePos?.[0] ?? lc.linePos(e.pos[0]);
-        return { message: e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, ""), line: p.line, column: p.col };
+        // prettyErrors: false keeps the message to one line without its position, which is given apart.
+        return { message: e.message, line: p.line, column: p.col };
       }),
     };
   }
