@@ -20,6 +20,7 @@ import { currentDocument, currentRules, saveDocument } from "../lib/policy/store
 import { policyTools } from "../lib/tools/catalog";
 import { callTool } from "../lib/tasks/call";
 import { principal, resetDb, userId } from "./support/db";
+import { edited } from "./support/edit";
 import { policyTestCli } from "./support/policy-test-cli";
 import { T0 } from "./support/proof";
 
@@ -320,8 +321,7 @@ describe("upstream servers in the policy file", () => {
   it("an import that disables a registered server saves it disabled, and the file that enables it again saves it enabled", async () => {
     await registerServers();
     const exported = await exportPolicyFile();
-    const off = exported.replace("  - name: tickets\n    transport: streamable-http\n", "  - name: tickets\n    transport: streamable-http\n    enabled: false\n");
-    expect(off).not.toBe(exported);
+    const off = edited(exported, "  - name: tickets\n    transport: streamable-http\n", "  - name: tickets\n    transport: streamable-http\n    enabled: false\n");
     const r = await importPolicyFile(off, await admin(), T0);
     expect(r.ok && r.diff.servers).toEqual({ added: [], changed: [{ name: "tickets", fields: ["enabled"] }] });
     expect((await db().upstreamServer.findUniqueOrThrow({ where: { name: "tickets" } })).enabled).toBe(false);
@@ -333,8 +333,7 @@ describe("upstream servers in the policy file", () => {
   it("a summary the file no longer gives is cleared", async () => {
     const files = await registerServers();
     const exported = await exportPolicyFile();
-    const text = exported.replace("    summaries:\n      write_file: write {path}\n", "");
-    expect(text).not.toBe(exported);
+    const text = edited(exported, "    summaries:\n      write_file: write {path}\n", "");
     const r = await importPolicyFile(text, await admin(), T0);
     expect(r.ok && r.diff.servers).toEqual({ added: [], changed: [{ name: "files", fields: ["summaries"] }] });
     expect((await db().upstreamTool.findFirstOrThrow({ where: { serverId: files.id, name: "write_file" } })).summaryTemplate).toBeNull();
@@ -373,8 +372,7 @@ describe("upstream servers in the policy file", () => {
     ]);
 
     // A tool of the same name on another server is not this server's tool.
-    const otherServer = good.replace("      bearer: ${stored}\n", "      bearer: ${stored}\n    summaries:\n      write_file: write {path}\n");
-    expect(otherServer).not.toBe(good);
+    const otherServer = edited(good, "      bearer: ${stored}\n", "      bearer: ${stored}\n    summaries:\n      write_file: write {path}\n");
     const r5 = await importPolicyFile(otherServer, await admin(), T0);
     expect(!r5.ok && r5.problems.map((p) => p.message)).toEqual(["servers[1].summaries.write_file: tickets has no tool write_file"]);
 

@@ -13,6 +13,7 @@ import { PolicyDocument, type PolicyTest } from "./document";
 import type { RuleInput } from "./save-rule";
 import { checkPolicyFile, compilePolicyFile, describeDiff, diffPolicy, formatPolicyFile, parsePolicyFile, storedRule, type PolicyFile } from "./file";
 import { DEFAULT_TEST_TIME, failuresOf, runPolicyTests } from "./test-cases";
+import { edited } from "../../tests/support/edit";
 
 const EXAMPLE = path.resolve(import.meta.dirname, "../../policy/countersign.policy.yaml");
 const demoRules = () => DEMO_RULES.map((r) => storedRule({ requireJustification: false, currency: null, ...r, id: r.ruleKey, version: 1 }));
@@ -70,9 +71,7 @@ describe("values and settings as written and read back", () => {
   /** The problems of the demo file with the refund rule's lines replaced. */
   const problemsWith = (lines: string[]) => {
     const text = formatPolicyFile({ ...demo(), rules: [refundRule()] }, tools);
-    const edited = text.replace(/ {4}value: EUR 150\.00\n/, lines.map((l) => `    ${l}\n`).join(""));
-    expect(edited).not.toBe(text);
-    const r = parsePolicyFile(edited);
+    const r = parsePolicyFile(edited(text, / {4}value: EUR 150\.00\n/, lines.map((l) => `    ${l}\n`).join("")));
     return r.ok ? [] : r.problems.map((p) => p.message);
   };
 
@@ -90,8 +89,7 @@ describe("values and settings as written and read back", () => {
   it("a rule the file marks inactive is read as retired, not as a rule in force", () => {
     const both = formatPolicyFile({ ...demo(), rules: [refundRule(), { ...refundRule(), ruleKey: "refund-retired" }] }, tools);
     const at = both.indexOf("  - key: refund-retired\n");
-    const text = both.slice(0, at) + both.slice(at).replace("    active: true\n", "    active: false\n");
-    expect(text).not.toBe(both);
+    const text = both.slice(0, at) + edited(both.slice(at), "    active: true\n", "    active: false\n");
     expect(parsed(both).rules.map((r) => r.ruleKey)).toEqual(["refund-over-limit", "refund-retired"]);
     expect(parsed(text).rules.map((r) => r.ruleKey)).toEqual(["refund-over-limit"]);
   });
@@ -173,22 +171,16 @@ describe("values and settings as written and read back", () => {
 describe("reading a policy file: every problem at its line and column", () => {
   const text = formatPolicyFile(demo());
 
-  it("a YAML syntax error names its line and column", () => {
-    const broken = text.replace("    quorum: 2\n", "    quorum: [2\n");
-    const r = parsePolicyFile(broken);
-    expect(r.ok).toBe(false);
-    if (r.ok) return;
-    expect(r.problems[0].line).toBeGreaterThanOrEqual(lineOf(broken, "quorum: [2"));
-    expect(r.problems[0].column).toBeGreaterThan(0);
-  });
-
-  it("a YAML problem is said in the parser's words at its line and column: a key given twice, an unclosed list", () => {
-    const twice = text.replace("    effect: deny\n", "    effect: deny\n    effect: requestable\n");
-    const r = parsePolicyFile(twice);
-    expect(!r.ok && r.problems).toEqual([{ message: "Map keys must be unique", line: lineOf(twice, "    effect: deny") + 1, column: 5 }]);
-    const unclosed = text.replace("    quorum: 2\n", "    quorum: [2\n");
+  it("a YAML syntax error is said in the parser's words at its line and column", () => {
+    const unclosed = edited(text, "    quorum: 2\n", "    quorum: [2\n");
     const u = parsePolicyFile(unclosed);
     expect(!u.ok && u.problems[0]).toEqual({ message: "Flow sequence in block collection must be sufficiently indented and end with a ]", line: lineOf(unclosed, "quorum: [2") + 1, column: 5 });
+  });
+
+  it("a key given twice is refused at the second", () => {
+    const twice = edited(text, "    effect: deny\n", "    effect: deny\n    effect: requestable\n");
+    const r = parsePolicyFile(twice);
+    expect(!r.ok && r.problems).toEqual([{ message: "Map keys must be unique", line: lineOf(twice, "    effect: deny") + 1, column: 5 }]);
   });
 
   it("aliases that expand without bound are refused before the file is read (a billion laughs)", () => {
@@ -199,12 +191,10 @@ describe("reading a policy file: every problem at its line and column", () => {
   });
 
   it("a problem in the document's parts is reported at its line, under the file's names", () => {
-    const zone = text.replace("time_zones:\n  - Europe/Berlin\n", "time_zones:\n  - Europe/Berlin\n  - Mars/Olympus\n");
-    expect(zone).not.toBe(text);
+    const zone = edited(text, "time_zones:\n  - Europe/Berlin\n", "time_zones:\n  - Europe/Berlin\n  - Mars/Olympus\n");
     const r = parsePolicyFile(zone);
     expect(!r.ok && r.problems).toEqual([{ line: lineOf(zone, "Mars/Olympus"), column: 5, message: expect.stringMatching(/^time_zones\[1\]: /) }]);
-    const window = text.replace("    window: 24h\n", "    window: soon\n");
-    expect(window).not.toBe(text);
+    const window = edited(text, "    window: 24h\n", "    window: soon\n");
     const w = parsePolicyFile(window);
     expect(!w.ok && w.problems).toEqual([{ line: lineOf(window, "window: soon"), column: 13, message: expect.stringMatching(/^history\[0\]\.window: /) }]);
   });
@@ -260,8 +250,7 @@ describe("reading a policy file: every problem at its line and column", () => {
   });
 
   it("a key the file leaves out is reported at the map that lacks it", () => {
-    const broken = text.replace(/( {2}- key: delete-prod\n(?: {4}.*\n)*?) {4}reason: .*\n/, "$1");
-    expect(broken).not.toBe(text);
+    const broken = edited(text, /( {2}- key: delete-prod\n(?: {4}.*\n)*?) {4}reason: .*\n/, "$1");
     const r = parsePolicyFile(broken);
     expect(!r.ok && r.problems).toEqual([{ line: lineOf(broken, "key: delete-prod"), column: 5, message: expect.stringMatching(/^rules\[\d+\]\.reason: /) }]);
   });
@@ -278,8 +267,7 @@ describe("reading a policy file: every problem at its line and column", () => {
   });
 
   it("a Cedar problem in policies written as a quoted string is reported at the string", () => {
-    const broken = text.replace(/^policies: \|\n(?: {2}.*\n|\n)*/m, 'policies: "permit (principal, action, resource) when { 1 + };"\n');
-    expect(broken).not.toBe(text);
+    const broken = edited(text, /^policies: \|\n(?: {2}.*\n|\n)*/m, 'policies: "permit (principal, action, resource) when { 1 + };"\n');
     const r = compilePolicyFile(parsed(broken), tools);
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.problems[0]).toMatchObject({ line: lineOf(broken, "policies: "), column: 11 });
@@ -471,8 +459,7 @@ describe("the servers section: upstream MCP servers as code, secrets only as ref
     // Every field read is written back: the file read again holds the same servers (in name order).
     expect(parsed(text).servers).toEqual([file.servers![1], file.servers![0]]);
     // Keys are written in order whatever order the file gave them in.
-    const reordered = SECTION.replace("      API_KEY: ${env:FILES_API_KEY}\n      KEPT: ${stored}\n", "      KEPT: ${stored}\n      API_KEY: ${env:FILES_API_KEY}\n");
-    expect(reordered).not.toBe(SECTION);
+    const reordered = edited(SECTION, "      API_KEY: ${env:FILES_API_KEY}\n      KEPT: ${stored}\n", "      KEPT: ${stored}\n      API_KEY: ${env:FILES_API_KEY}\n");
     expect(formatPolicyFile(parsed(withServers(reordered)), tools)).toBe(text);
     expect(text.indexOf("servers:")).toBeLessThan(text.indexOf("rules:"));
     expect(text.indexOf("name: files")).toBeLessThan(text.indexOf("name: github"));
