@@ -106,27 +106,30 @@ type Parsed = { connection?: { parsedStatements?: Record<string, string> } };
 async function runPrepared(pool: pg.Pool, name: string | undefined, text: string, values: unknown[]): Promise<pg.QueryResult> {
   if (name === undefined) return pool.query(text, values);
   const client = await pool.connect();
-  let failed: unknown;
   try {
-    // Connections of one shared session can each find the other's Parse done or undone: a few tries settle it.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await client.query({ name, text, values });
-      } catch (e) {
-        const parsed = (client as unknown as Parsed).connection?.parsedStatements;
-        const code = (e as { code?: string }).code;
-        if (attempt >= 4 || !parsed || (code !== "42P05" && code !== "26000")) throw e;
-        // 42P05: the shared session has it already; 26000: the session lost it (DEALLOCATE ALL, DISCARD ALL).
-        if (code === "42P05") parsed[name] = text;
-        else delete parsed[name];
-      }
-    }
+    const result = await queryNamed(client, name, text, values);
+    client.release();
+    return result;
   } catch (e) {
-    failed = e;
-    throw e;
-  } finally {
     // As pg's pool does after a failed statement: the connection is discarded, not reused.
-    client.release(failed instanceof Error ? failed : undefined);
+    client.release(e instanceof Error ? e : true);
+    throw e;
+  }
+}
+
+/** One named statement on one connection; connections of one shared session can each find the other's Parse done or undone, and a few tries settle it. */
+async function queryNamed(client: pg.PoolClient, name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.query({ name, text, values });
+    } catch (e) {
+      const parsed = (client as unknown as Parsed).connection?.parsedStatements;
+      const code = (e as { code?: string }).code;
+      if (attempt >= 4 || !parsed || (code !== "42P05" && code !== "26000")) throw e;
+      // 42P05: the shared session has it already; 26000: the session lost it (DEALLOCATE ALL, DISCARD ALL).
+      if (code === "42P05") parsed[name] = text;
+      else delete parsed[name];
+    }
   }
 }
 
