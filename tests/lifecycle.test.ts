@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { db } from "../lib/db/client";
 import { config } from "../lib/config";
 import { inboxBackend } from "../lib/approvals/inbox-backend";
-import { saveRuleVersion, type RuleInput } from "../lib/policy/save-rule";
+import { saveRuleVersion } from "../lib/policy/save-rule";
 import { advanceTask } from "../lib/execution/advance";
 import { claim } from "../lib/execution/claim";
 import { sweep } from "../lib/execution/sweep";
@@ -43,6 +43,7 @@ import {
   approveOnly,
   at,
   auditCount,
+  editRule,
   expectBodyAgrees,
   expectDenied,
   freshOrder,
@@ -61,31 +62,6 @@ afterEach(() => {
 });
 
 // ---- helpers ----
-
-/** Edits a rule through saveRuleVersion: a new active version of the rule key, the previous one retired. */
-async function editRule(ruleKey: string, changes: Partial<RuleInput>): Promise<number> {
-  const cur = await db().policyRule.findFirstOrThrow({ where: { ruleKey, active: true } });
-  const input: RuleInput = {
-    ruleKey: cur.ruleKey,
-    tool: cur.tool,
-    description: cur.description,
-    field: cur.field,
-    operator: cur.operator as RuleInput["operator"],
-    value: cur.value,
-    currency: cur.currency,
-    effect: cur.effect as RuleInput["effect"],
-    approverGroup: cur.approverGroup,
-    approvalsRequired: cur.approvalsRequired,
-    requestDeadlineSec: cur.requestDeadlineSec,
-    approvalValiditySec: cur.approvalValiditySec,
-    requireJustification: cur.requireJustification,
-    reason: cur.reason,
-    active: true,
-    ...changes,
-  };
-  const saved = await saveRuleVersion(input, await userId("admin@countersign.test"), T0);
-  return saved.version;
-}
 
 async function addReviewer(email: string, groups: string[]): Promise<string> {
   const u = await db().user.create({ data: { email, name: email.split("@")[0], role: "reviewer", groups, passwordHash: "x" } });

@@ -9,6 +9,7 @@ import readline from "node:readline";
 import { expect } from "vitest";
 import { db } from "../../lib/db/client";
 import { reviewRequest } from "../../lib/approvals/review";
+import { saveRuleVersion, type RuleInput } from "../../lib/policy/save-rule";
 import { callTool } from "../../lib/tasks/call";
 import type { Principal } from "../../lib/tasks/types";
 import { principal, requestIdOf, userId } from "./db";
@@ -178,4 +179,29 @@ export function startWorker(script: string, args: string[], env: Record<string, 
 export function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
   const t = performance.now();
   return fn().finally(() => console.log(`[proof] ${label}: ${Math.round(performance.now() - t)} ms`));
+}
+
+/** Edits a rule through saveRuleVersion: a new active version of the rule key, the previous one retired (at T0 unless told). */
+export async function editRule(ruleKey: string, changes: Partial<RuleInput>, now: Date = T0): Promise<number> {
+  const cur = await db().policyRule.findFirstOrThrow({ where: { ruleKey, active: true } });
+  const input: RuleInput = {
+    ruleKey: cur.ruleKey,
+    tool: cur.tool,
+    description: cur.description,
+    field: cur.field,
+    operator: cur.operator as RuleInput["operator"],
+    value: cur.value,
+    currency: cur.currency,
+    effect: cur.effect as RuleInput["effect"],
+    approverGroup: cur.approverGroup,
+    approvalsRequired: cur.approvalsRequired,
+    requestDeadlineSec: cur.requestDeadlineSec,
+    approvalValiditySec: cur.approvalValiditySec,
+    requireJustification: cur.requireJustification,
+    reason: cur.reason,
+    active: true,
+    ...changes,
+  };
+  const saved = await saveRuleVersion(input, await userId("admin@countersign.test"), now);
+  return saved.version;
 }
