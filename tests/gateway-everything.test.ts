@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
 import { advanceTask } from "../lib/execution/advance";
-import { closeUpstreams } from "../lib/gateway/connections";
+import { callUpstream, closeUpstreams } from "../lib/gateway/connections";
 import { discoverServer } from "../lib/gateway/discover";
 import { listUpstreams, saveUpstream } from "../lib/gateway/servers";
 import { call, getTaskRpc, OPS_BOT, textOf } from "../lib/mcp/testing";
@@ -170,4 +170,26 @@ describe("gateway in front of server-everything over Streamable HTTP", () => {
     expect(r.body.result).toMatchObject({ isError: false, content: [{ type: "text", text: "Echo: back" }] });
     expect(alive(upstream!.pid!)).toBe(true);
   });
+
+  it("a deadline further off than a timer can count (2^31-1 ms) still lets the call run", async () => {
+    const { id } = await db().upstreamServer.findFirstOrThrow({ where: { name: "everything" } });
+    const farOff = new Date(Date.now() + 100 * 365 * 24 * 3_600_000);
+    expect(await callUpstream(id, "echo", { message: "far" }, farOff)).toMatchObject({ content: [{ type: "text", text: "Echo: far" }] });
+  });
+
+  it("an approved call is bounded by its execution deadline: an upstream still working past it completes outcome-unknown, sent once", async () => {
+    const before = longCallsSent;
+    process.env.COUNTERSIGN_EXECUTION_DEADLINE_MS = "1500";
+    try {
+      // The operation takes 30 s; the execution deadline is 1.5 s after the claim.
+      const r = await call(`slow__${LONG}`, { duration: 30, steps: 30 }, { token: OPS_BOT });
+      const taskId = r.body.result.taskId as string;
+      await approveAsSre(taskId);
+      const t = await db().task.findUniqueOrThrow({ where: { id: taskId } });
+      expect(t).toMatchObject({ status: "completed", disposition: "outcome-unknown" });
+      expect(longCallsSent - before).toBe(1);
+    } finally {
+      delete process.env.COUNTERSIGN_EXECUTION_DEADLINE_MS;
+    }
+  }, 60_000);
 });

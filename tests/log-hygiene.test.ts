@@ -10,6 +10,7 @@ import { OPS_BOT, call } from "../lib/mcp/testing";
 import { callTool } from "../lib/tasks/call";
 import { decide } from "../lib/tasks/decide";
 import { getTool } from "../lib/tools/catalog";
+import { ToolError } from "../lib/tools/types";
 import { requestIdOf, principal, resetDb, userId } from "./support/db";
 import { captureLog } from "./support/log";
 
@@ -65,8 +66,23 @@ describe("nothing from arguments or tool errors reaches ordinary logs", () => {
     const t = await db().task.findUniqueOrThrow({ where: { id: out.task.taskId } });
     expect(t.disposition).toBe("execution-error");
     expect(JSON.stringify(t.result)).not.toContain(MARKER);
-    expect(lines.some((l) => l.includes("TypeError"))).toBe(true);
+    // The agent reads general words; the log says where (the tool and the task) and the class.
+    expect(JSON.stringify(t.result)).toContain("an internal error occurred.");
+    expect(log.lines()).toContainEqual(expect.objectContaining({ level: "error", where: `tool wire_transfer for task ${t.id}`, errorClass: "TypeError" }));
     expectCleanLogs();
+  });
+
+  it("a tool's own refusal (a ToolError) is the tool's words to the agent and no failure in the log", async () => {
+    vi.spyOn(getTool("wire_transfer")!, "run").mockRejectedValue(new ToolError("The receiving account is closed."));
+    const out = await callTool(await principal("ops-bot"), "wire_transfer", { to: "acct-closed", amount: 30_001 }, { tasks: true }, T0);
+    if (out.kind !== "task") throw new Error("expected a task");
+    const requestId = await requestIdOf(out.task.taskId);
+    await decide({ requestId, reviewerId: await userId("tara.treasury@countersign.test"), decision: "approve" }, T0);
+    await decide({ requestId, reviewerId: await userId("theo.treasury@countersign.test"), decision: "approve" }, T0);
+    const t = await db().task.findUniqueOrThrow({ where: { id: out.task.taskId } });
+    expect(t.disposition).toBe("execution-error");
+    expect(JSON.stringify(t.result)).toContain("The receiving account is closed.");
+    expect(log.lines().filter((l) => l.level === "error")).toEqual([]);
   });
 
   it("text arguments with a NUL byte or a lone surrogate, sent on the wire, leave no argument text, stack frame or path in the log", async () => {

@@ -59,6 +59,18 @@ describe("the approved tool's answers", () => {
     expect(JSON.stringify(t.result)).toContain("the tool reported an error.");
   });
 
+  it("the approved tool runs with the claim's execution deadline, so a tool that calls out (an upstream) is bounded by it", async () => {
+    const taskId = await gatedDeploy();
+    await approveOnly(taskId, SRES[0], at(MIN));
+    const run = vi.spyOn(getTool("deploy_service")!, "run");
+    await advanceTask(taskId, at(2 * MIN));
+    const t = await taskRow(taskId);
+    expect(t).toMatchObject({ status: "completed", disposition: "approved-executed" });
+    expect(t.executionDeadline).toBeInstanceOf(Date);
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(run.mock.calls[0][1]).toMatchObject({ taskId, deadline: t.executionDeadline });
+  });
+
   it("a result that arrives after the claim was taken away is not stored; its late arrival is audited with its disposition", async () => {
     const taskId = await gatedDeploy();
     await approveOnly(taskId, SRES[0], at(MIN));

@@ -28,7 +28,7 @@ import { isTerminal } from "../tasks/view";
 import { getTool } from "../tools/catalog";
 import { ToolError, ToolOutcomeUnknownError } from "../tools/types";
 import { principalStillValid } from "../auth/agents";
-import { approvalExpiredAtClaim, claim, type ClaimApproval } from "./claim";
+import { approvalExpiredAtClaim, claim, executionDeadlineFrom, type ClaimApproval } from "./claim";
 import { deniedNotExecuted, executed, executionError, outcomeUnknown, type DenialCause } from "./outcomes";
 import { reevaluate } from "./reevaluate";
 import { terminalize } from "./terminalize";
@@ -170,7 +170,8 @@ async function execute(t: Task, now: Date, approval: ClaimApproval | undefined):
       taskId: t.id,
       now,
       resource: { type: t.resourceType, id: t.resourceId },
-      ...(t.executionDeadline ? { deadline: t.executionDeadline } : {}),
+      // The deadline the claim just set (`t` was read before the claim and has none).
+      deadline: executionDeadlineFrom(now),
     });
     // A result the tool reported as an error (an upstream's isError) ran and failed.
     outcome = out.isError ? executionError(sanitizeForModel(out.text || "the tool reported an error.", 500)) : executed(out.text, out.structured);

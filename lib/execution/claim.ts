@@ -61,9 +61,14 @@ export type ClaimApproval = {
   requesterUserId: string;
 };
 
+/** The execution deadline a claim made at `claimedAt` sets: the tool's run is bounded by it, the sweeper judges it. */
+export function executionDeadlineFrom(claimedAt: Date): Date {
+  return new Date(claimedAt.getTime() + config.executionDeadlineMs);
+}
+
 export async function claim(taskId: string, generation: number, now: Date, approval?: ClaimApproval): Promise<string | null> {
   const token = `${BOOT}:${randomUUID()}`;
-  const deadline = new Date(now.getTime() + config.executionDeadlineMs);
+  const deadline = executionDeadlineFrom(now);
   const retain = new Date(deadline.getTime() + config.resultRetentionMs);
   const won = await db().$transaction(async (tx) => {
     if (approval) {

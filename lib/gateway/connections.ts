@@ -29,6 +29,7 @@ export class UpstreamUnavailableError extends ToolBusyError {}
 const CLIENT_INFO = { name: "countersign-gateway", version: "0.1.0" };
 const CONNECT_TIMEOUT_MS = Number(process.env.COUNTERSIGN_UPSTREAM_CONNECT_TIMEOUT_MS ?? 15_000);
 const CALL_TIMEOUT_MS = Number(process.env.COUNTERSIGN_UPSTREAM_CALL_TIMEOUT_MS ?? 60_000);
+const MAX_TIMER_MS = 2_147_483_647;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
 
@@ -271,7 +272,8 @@ export async function probeUpstreamTools(settings: UpstreamConnection): Promise<
  */
 export async function callUpstream(serverId: string, tool: string, args: Record<string, unknown>, deadline?: Date): Promise<CallToolResult> {
   const conn = await connection(serverId);
-  const timeout = deadline ? Math.max(1, deadline.getTime() - Date.now()) : CALL_TIMEOUT_MS;
+  // A timer longer than 2^31-1 ms fires at once: a deadline that far off is no bound.
+  const timeout = deadline ? Math.min(MAX_TIMER_MS, Math.max(1, deadline.getTime() - Date.now())) : CALL_TIMEOUT_MS;
   try {
     const version = conn.client.getNegotiatedProtocolVersion();
     if (conn.session && conn.transport instanceof StreamableHTTPClientTransport && postsOnSession(version)) {
