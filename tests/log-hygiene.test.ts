@@ -41,6 +41,16 @@ function expectCleanLogs() {
   }
 }
 
+/** A transfer large enough to need two treasury approvals, approved by both (which runs it); its task row after. */
+async function approvedTransfer(args: Record<string, unknown>) {
+  const out = await callTool(await principal("ops-bot"), "wire_transfer", args, { tasks: true }, T0);
+  if (out.kind !== "task") throw new Error("expected a task");
+  const requestId = await requestIdOf(out.task.taskId);
+  await decide({ requestId, reviewerId: await userId("tara.treasury@countersign.test"), decision: "approve" }, T0);
+  await decide({ requestId, reviewerId: await userId("theo.treasury@countersign.test"), decision: "approve" }, T0);
+  return db().task.findUniqueOrThrow({ where: { id: out.task.taskId } });
+}
+
 beforeEach(async () => {
   await resetDb();
   captureLogs();
@@ -58,12 +68,7 @@ describe("nothing from arguments or tool errors reaches ordinary logs", () => {
       (e as { code?: string }).code = `E ${args.memo}`;
       throw e;
     });
-    const out = await callTool(await principal("ops-bot"), "wire_transfer", { to: "acct-log", amount: 30_001, memo: `pay ${MARKER}` }, { tasks: true }, T0);
-    if (out.kind !== "task") throw new Error("expected a task");
-    const requestId = await requestIdOf(out.task.taskId);
-    await decide({ requestId, reviewerId: await userId("tara.treasury@countersign.test"), decision: "approve" }, T0);
-    await decide({ requestId, reviewerId: await userId("theo.treasury@countersign.test"), decision: "approve" }, T0);
-    const t = await db().task.findUniqueOrThrow({ where: { id: out.task.taskId } });
+    const t = await approvedTransfer({ to: "acct-log", amount: 30_001, memo: `pay ${MARKER}` });
     expect(t.disposition).toBe("execution-error");
     expect(JSON.stringify(t.result)).not.toContain(MARKER);
     // The agent reads general words; the log says where (the tool and the task) and the class.
@@ -74,12 +79,7 @@ describe("nothing from arguments or tool errors reaches ordinary logs", () => {
 
   it("a tool's own refusal (a ToolError) is the tool's words to the agent and no failure in the log", async () => {
     vi.spyOn(getTool("wire_transfer")!, "run").mockRejectedValue(new ToolError("The receiving account is closed."));
-    const out = await callTool(await principal("ops-bot"), "wire_transfer", { to: "acct-closed", amount: 30_001 }, { tasks: true }, T0);
-    if (out.kind !== "task") throw new Error("expected a task");
-    const requestId = await requestIdOf(out.task.taskId);
-    await decide({ requestId, reviewerId: await userId("tara.treasury@countersign.test"), decision: "approve" }, T0);
-    await decide({ requestId, reviewerId: await userId("theo.treasury@countersign.test"), decision: "approve" }, T0);
-    const t = await db().task.findUniqueOrThrow({ where: { id: out.task.taskId } });
+    const t = await approvedTransfer({ to: "acct-closed", amount: 30_001 });
     expect(t.disposition).toBe("execution-error");
     expect(JSON.stringify(t.result)).toContain("The receiving account is closed.");
     expect(log.lines().filter((l) => l.level === "error")).toEqual([]);
