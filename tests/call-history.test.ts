@@ -5,7 +5,6 @@
  * when the call opens no task of its own. The sweeper purges records past their retention.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { inboxBackend } from "../lib/approvals/inbox-backend";
 import { digest } from "../lib/canonical";
 import { db } from "../lib/db/client";
 import { advanceTask, expireExecution } from "../lib/execution/advance";
@@ -21,7 +20,7 @@ import type { Principal } from "../lib/tasks/types";
 import { getTool, toolVersion } from "../lib/tools/catalog";
 import { issueRefund } from "../lib/tools/issue-refund";
 import { principal, resetDb } from "./support/db";
-import { bindBackendApart } from "./support/submissions";
+import { bindBackendApart, loseAnswerAfterSubmit } from "./support/submissions";
 import { DAY, EXECUTION_DEADLINE_MS, LEADS, MIN, SEC, T0, approveOnly, at, expectDenied, freshOrder, review, taskRow } from "./support/proof";
 
 beforeEach(resetDb);
@@ -215,11 +214,7 @@ describe("a call that opens no approval task of its own voids its record", () =>
 
   it("a submission the backend received before the creator failed: reconciliation binds the task and the record stays with it", async () => {
     const order = await freshOrder("O-7015", 30_000);
-    const real = inboxBackend.submit.bind(inboxBackend);
-    vi.spyOn(bindBackendApart(), "submit").mockImplementationOnce(async (key, body, now) => {
-      await real(key, body, now);
-      throw new Error("connection lost after submitting");
-    });
+    loseAnswerAfterSubmit();
     await expect(refundWithRecord(order)).rejects.toThrow("connection lost");
     const [row] = await db().callRecord.findMany({ where: { resourceId: order } });
     expect(await sweep(at(MIN), { intentMinAgeMs: 0 })).toMatchObject({ recovered: 1 });

@@ -15,7 +15,7 @@ import { countCall } from "../metrics";
 import { ToolBusyError, ToolError, ToolOutcomeUnknownError } from "../tools/types";
 import type { SubmissionInput } from "../approvals/backend";
 import { argumentsProblem, describeIssues } from "../tools/check-arguments";
-import { SubmissionInProgress, createApprovalTask } from "./create";
+import { SubmissionInProgress, createApprovalTask, type CreateInput } from "./create";
 import { CallerLimitReached } from "./limits";
 import type { CallOutcome, InputQuestion, Principal } from "./types";
 
@@ -184,11 +184,10 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
     return { kind: "input-required", key: SUBMISSION_INPUT_KEY, question: submissionQuestion(decision.reason) };
   }
 
-  let task;
   if (opts.progress) opts.progress.stage = "submitting";
+  let input: CreateInput;
   try {
-    task = await createApprovalTask(
-    {
+    input = {
       principal,
       tool: tool.name,
       toolVersion: toolVersion(tool),
@@ -203,11 +202,19 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
       toolInfo: { title: tool.title, description: tool.description },
       historyRecordId: recordId ?? undefined,
       historyCall: recordWithTask ? historyCall : undefined,
-    },
-    now,
-  );
+    };
   } catch (e) {
+    // Nothing was submitted: the call's record stops counting.
     if (recordId) await settleRecord({ id: recordId }, "void", now);
+    throw e;
+  }
+  // From here the record is creation's to settle: void when the call opens no task of its own, and once the
+  // request's intent is recorded it follows the task (a failure after that, such as a backend that received the
+  // request before the connection was lost, leaves a request that reconciliation recovers, still counted).
+  let task;
+  try {
+    task = await createApprovalTask(input, now);
+  } catch (e) {
     if (e instanceof CallerLimitReached) return refused(`Approval request limit reached. ${e.message}`);
     if (e instanceof SubmissionInProgress) return refused(e.message);
     throw e;

@@ -44,3 +44,15 @@ export async function untilSubmissionInProgress(): Promise<void> {
   }
   throw new Error("the first call's submission never started");
 }
+
+/**
+ * Binds the inbox as a backend apart (see bindBackendApart) whose next submission reaches it and is recorded
+ * there, but whose answer is lost: the creator sees a failure after the request exists.
+ */
+export function loseAnswerAfterSubmit(): void {
+  const real = inboxBackend.submit.bind(inboxBackend);
+  vi.spyOn(bindBackendApart(), "submit").mockImplementationOnce(async (key, body, now) => {
+    await real(key, body, now);
+    throw new Error("connection lost after submitting");
+  });
+}
