@@ -172,6 +172,8 @@ describe(`per-agent scoping (${inject("databaseKind")})`, () => {
     expect(await db().task.count()).toBe(0);
     expect(await db().transfer.count()).toBe(0);
     expect(await db().callRecord.count({ where: { tool: "wire_transfer" } })).toBe(0);
+    // A denial by a policy that held is not an evaluation error.
+    expect(await db().auditEvent.count({ where: { type: "policy.evaluation-error" } })).toBe(0);
     expect(ran(await refund(bot, "O-1021", 20))).toBe(true);
   });
 
@@ -264,6 +266,8 @@ describe(`evaluation errors deny and are audited (${inject("databaseKind")})`, (
     const events = await db().auditEvent.findMany({ where: { type: "policy.evaluation-error" } });
     expect(events).toHaveLength(1);
     expect(events[0].data).toMatchObject({ tool: "issue_refund", error: expect.stringContaining("overflow") });
+    // In the name of the agent that called, at the call's time.
+    expect(events[0]).toMatchObject({ actor: `agent:${bot.agentId}`, at: T0 });
     expect(JSON.stringify(events[0].data)).not.toContain("O-1021");
     // Other tools are decided as usual.
     expect(ran(await wire(await principal("ops-bot"), "acct-991", 10))).toBe(true);

@@ -48,7 +48,10 @@ describe("a requestable denial returns a task without executing the tool", () =>
     expect(out.kind).toBe("approval-required");
     if (out.kind !== "approval-required") return;
     expect(out.outcome.isError).toBe(true);
-    expect(out.outcome.text).toMatch(/did not run/);
+    // Why nothing was submitted, and what the agent can do about it.
+    expect(out.outcome.text).toMatch(/^Approval required: .+ The tool did not run\. /);
+    expect(out.outcome.text).toContain("to clients that declare the io.modelcontextprotocol/tasks extension; this client did not, so nothing was submitted for approval.");
+    expect(out.outcome.text).toMatch(/Ask the user to have the call approved, or retry from a tasks-capable client\.$/);
     expect(await db().approvalRequest.count()).toBe(0);
   });
 

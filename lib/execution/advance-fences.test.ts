@@ -6,10 +6,11 @@
  * backend is down; an orphaned chained request's intent is closed; a claim keeps the task past its execution
  * deadline plus retention.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { config } from "../config";
 import { db } from "../db/client";
-import { inboxBackend } from "../approvals/inbox-backend";
+import type { ApprovalBackend } from "../approvals/backend";
+import { bindApprovalBackend, inboxBackend } from "../approvals/inbox-backend";
 import { askRequester } from "../tasks/ask";
 import { cancelTask } from "../tasks/cancel";
 import { updateTask } from "../tasks/update";
@@ -121,6 +122,24 @@ describe("nextAttemptAt at its bounds", () => {
   });
 });
 
+/**
+ * An approved refund whose re-evaluation opens a chained request, advanced at 2 minutes; the agent cancels the task
+ * while the chained request is being submitted to `backend`.
+ */
+async function chainWhileCancelled(backend: ApprovalBackend): Promise<string> {
+  const agent = await principal();
+  const taskId = await gatedRefund("O-2289", T0, agent);
+  await approveOnly(taskId, LEADS[0], at(MIN));
+  await requireTwoApprovals(at(90 * SEC));
+  const realSubmit = inboxBackend.submit.bind(inboxBackend);
+  vi.spyOn(backend, "submit").mockImplementationOnce(async (key, body, now) => {
+    expect(await cancelTask(agent, taskId, now)).toMatchObject({ ok: true });
+    return realSubmit(key, body, now);
+  });
+  await advanceTask(taskId, at(2 * MIN));
+  return taskId;
+}
+
 describe("a chained request", () => {
   it("is opened once per consumed generation: an advance that lost the race to consume it submits nothing", async () => {
     const taskId = await gatedRefund("O-2289");
@@ -165,22 +184,48 @@ describe("a chained request", () => {
   });
 
   it("made for a task that stopped waiting is cancelled in the backend and its intent closed as cancelled", async () => {
-    const agent = await principal();
-    const taskId = await gatedRefund("O-2289", T0, agent);
-    await approveOnly(taskId, LEADS[0], at(MIN));
-    await requireTwoApprovals(at(90 * SEC));
-    const realSubmit = inboxBackend.submit.bind(inboxBackend);
     const cancel = vi.spyOn(inboxBackend, "cancel");
-    vi.spyOn(inboxBackend, "submit").mockImplementationOnce(async (key, body, now) => {
-      expect(await cancelTask(agent, taskId, now)).toMatchObject({ ok: true });
-      return realSubmit(key, body, now);
-    });
-    await advanceTask(taskId, at(2 * MIN));
+    const taskId = await chainWhileCancelled(inboxBackend);
     const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
     const chained = await db().approvalRequest.findFirstOrThrow({ where: { idempotencyKey: intent.idempotencyKey } });
     expect(intent).toMatchObject({ state: "cancelled", handle: chained.id });
     expect(chained.status).toBe("cancelled");
     expect(cancel).toHaveBeenCalledWith(chained.id, at(2 * MIN));
+    // Not reopened: the trail says the request was superseded, nothing more.
+    expect(await auditCount(taskId, "request.reopened")).toBe(0);
+  });
+
+  it("made for a task that stopped waiting, with a backend that cannot cancel, is left to the backend's own expiry", async () => {
+    const noCancel = { ...inboxBackend, cancel: undefined };
+    bindApprovalBackend(noCancel);
+    onTestFinished(() => bindApprovalBackend(null));
+    const taskId = await chainWhileCancelled(noCancel);
+    const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+    expect(intent.state).toBe("cancelled");
+    expect(await taskRow(taskId)).toMatchObject({ status: "cancelled" });
+  });
+
+  it("carries the policy that asked for it, to reviewers and to the requester's context, and is told in the audit trail", async () => {
+    const taskId = await gatedRefund("O-2289");
+    const first = (await taskRow(taskId)).handle;
+    await approveOnly(taskId, LEADS[0], at(MIN));
+    const version = await requireTwoApprovals(at(90 * SEC));
+    await advanceTask(taskId, at(2 * MIN));
+
+    const t = await taskRow(taskId);
+    expect(t).toMatchObject({ generation: 2, phase: "awaiting_approval", policyRuleKey: "refund-over-limit", policyVersion: version });
+    const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+    const policy = { ruleKey: "refund-over-limit", version, reason: expect.stringMatching(/\S/) };
+    const body = intent.body as { policy: object; requirements: object; generation: number };
+    expect(body).toMatchObject({ generation: 2, policy, requirements: { approvalsRequired: 2 } });
+    const requester = intent.requester as { rule: object; reason: string; requirements: object };
+    expect(requester).toMatchObject({ rule: { ruleKey: "refund-over-limit", version }, reason: (body.policy as { reason: string }).reason, requirements: { approvalsRequired: 2 } });
+
+    const events = await db().auditEvent.findMany({ where: { taskId, type: { in: ["request.superseded", "request.reopened"] } }, orderBy: { seq: "asc" } });
+    expect(events).toMatchObject([
+      { type: "request.superseded", actor: "system", requestId: first, data: { generation: 1, next: 2 }, at: at(2 * MIN) },
+      { type: "request.reopened", actor: "system", requestId: t.handle, data: { generation: 2 }, at: at(2 * MIN) },
+    ]);
   });
 });
 

@@ -84,7 +84,10 @@ describe("the approved tool's answers", () => {
     expect(t.status).toBe("working");
     expect(t.result).toBeNull();
     expect(await auditCount(taskId, "execution.completed")).toBe(0);
-    expect((await auditOf(taskId, "execution.result-late")).data).toMatchObject({ disposition: "approved-executed" });
+    // Said by the system, at the advance's own time, not by the tool or the agent.
+    const late = await auditOf(taskId, "execution.result-late");
+    expect(late).toMatchObject({ actor: "system", data: { disposition: "approved-executed" } });
+    expect(late.at).toEqual(at(2 * MIN));
   });
 
   it("a claim refused because the approver lost eligibility after re-evaluation neither runs nor denies: the next advance asks again", async () => {

@@ -18,7 +18,11 @@ describe("the submission-input question", () => {
     );
     expect(q.requestedSchema).toMatchObject({
       type: "object",
-      properties: { justification: { type: "string", minLength: 10, maxLength: 500 }, ticket: { type: "string", maxLength: 40 } },
+      // The labels and hints the requester's form shows.
+      properties: {
+        justification: { type: "string", title: "Justification", description: "Why this call is needed", minLength: 10, maxLength: 500 },
+        ticket: { type: "string", title: "Ticket reference", description: "For example SUP-1234 (optional)", maxLength: 40 },
+      },
       required: ["justification"],
     });
     // The form the client shows checks what the server checks.
