@@ -140,6 +140,11 @@ async function chainWhileCancelled(backend: ApprovalBackend): Promise<string> {
   return taskId;
 }
 
+/** The submission intent of the chained request (the task's second generation). */
+function chainedIntent(taskId: string) {
+  return db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+}
+
 describe("a chained request", () => {
   it("is opened once per consumed generation: an advance that lost the race to consume it submits nothing", async () => {
     const taskId = await gatedRefund("O-2289");
@@ -186,7 +191,7 @@ describe("a chained request", () => {
   it("made for a task that stopped waiting is cancelled in the backend and its intent closed as cancelled", async () => {
     const cancel = vi.spyOn(inboxBackend, "cancel");
     const taskId = await chainWhileCancelled(inboxBackend);
-    const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+    const intent = await chainedIntent(taskId);
     const chained = await db().approvalRequest.findFirstOrThrow({ where: { idempotencyKey: intent.idempotencyKey } });
     expect(intent).toMatchObject({ state: "cancelled", handle: chained.id });
     expect(chained.status).toBe("cancelled");
@@ -200,7 +205,7 @@ describe("a chained request", () => {
     bindApprovalBackend(noCancel);
     onTestFinished(() => bindApprovalBackend(null));
     const taskId = await chainWhileCancelled(noCancel);
-    const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+    const intent = await chainedIntent(taskId);
     expect(intent.state).toBe("cancelled");
     expect(await taskRow(taskId)).toMatchObject({ status: "cancelled" });
   });
@@ -214,7 +219,7 @@ describe("a chained request", () => {
 
     const t = await taskRow(taskId);
     expect(t).toMatchObject({ generation: 2, phase: "awaiting_approval", policyRuleKey: "refund-over-limit", policyVersion: version });
-    const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+    const intent = await chainedIntent(taskId);
     const policy = { ruleKey: "refund-over-limit", version, reason: expect.stringMatching(/\S/) };
     const body = intent.body as { policy: object; requirements: object; generation: number };
     expect(body).toMatchObject({ generation: 2, policy, requirements: { approvalsRequired: 2 } });

@@ -275,6 +275,49 @@ forbid (principal, action == Action::"deploy_service", resource) when { resource
   });
 });
 
+describe("a permit and a requestable forbid under a denying default", () => {
+  const PERMIT = `@id("staging-deploys") permit (principal, action == Action::"deploy_service", resource) when { resource.environment != "qa" };`;
+  const REQUESTABLE = `
+@id("production-deploys")
+@approvers("sre")
+@deadline("1h")
+@validity("30m")
+@reason("Production deploys need an SRE's approval.")
+forbid (principal, action == Action::"deploy_service", resource) when { resource.environment == "production" };`;
+  const sre = { approverGroup: "sre", approvalsRequired: 1, requestDeadlineSec: 3600, approvalValiditySec: 1800 };
+  function denying(policies: string) {
+    const r = compilePolicy({ rules: [], document: { id: "doc-1", version: 1, body: PolicyDocument.parse({ defaults: { posture: "deny" }, policies }) }, tools: policyTools() }, { strict: true });
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    return r.policy;
+  }
+
+  it("a requestable forbid alone does not open a tool the default denies: no approval turns it into an allow", () => {
+    const policy = denying(REQUESTABLE);
+    for (const a of [undefined, approval()]) {
+      const d = evaluate(call({ environment: "production" }, a), policy, now);
+      expect(d).toMatchObject({ decision: "deny", reason: "No policy permits ops-bot to call deploy_service." });
+      expect(d).not.toHaveProperty("requirements");
+    }
+  });
+
+  it("a permit that holds allows the call, names itself, and asks for nothing", () => {
+    const d = evaluate(call({ environment: "staging" }), denying(PERMIT), now);
+    expect(d).toEqual({ decision: "allow", rule: { id: "doc-1", ruleKey: "staging-deploys", version: 1 } });
+  });
+
+  it("with both holding, the call is a requestable denial of the forbid, cleared only by an approval that meets it", () => {
+    const policy = denying(PERMIT + REQUESTABLE);
+    expect(evaluate(call({ environment: "production" }), policy, now)).toMatchObject({
+      decision: "requestable",
+      rule: { ruleKey: "production-deploys" },
+      reason: "Production deploys need an SRE's approval.",
+      requirements: sre,
+    });
+    expect(evaluate(call({ environment: "production" }, approval()), policy, now)).toMatchObject({ decision: "allow", rule: { ruleKey: "production-deploys" }, requirements: sre });
+    expect(evaluate(call({ environment: "production" }, approval({ approverGroup: "leads" })), policy, now)).toMatchObject({ decision: "requestable" });
+  });
+});
+
 describe("what evaluation says when it cannot decide", () => {
   it("denies a tool the policy was not compiled for, naming the tool", () => {
     expect(decide({ ...call({ environment: "staging" }), action: { name: "no_such_tool" } }, [])).toMatchObject({

@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../db/client";
 import { T0, at, DAY, HOUR, SEC } from "../../tests/support/proof";
 import {
+  executedRecordWrite,
   groupLockKey,
   linkRecordToTask,
   recordPendingForTask,
@@ -244,6 +245,17 @@ describe("recording", () => {
     await expect(withHistory([def("resource")], { ...CALL, money: { minor: -100, currency: "USD" } }, T0, ok)).rejects.toThrow(/non-negative/);
     await expect(withHistory([], { ...CALL, money: { minor: 100, currency: "" } }, T0, ok)).rejects.toThrow(/currency/);
     expect(await db().callRecord.count()).toBe(0);
+  });
+
+  it("every other way in refuses the same money, and an amount of zero is counted like any other", async () => {
+    const bad = { ...CALL, money: { minor: -1, currency: "USD" } };
+    expect(() => executedRecordWrite(bad, T0)).toThrow(/non-negative/);
+    await expect(measureHistory([def("resource")], bad, T0)).rejects.toThrow(/non-negative/);
+    await expect(db().$transaction((tx) => recordPendingForTask(tx, bad, "task-1", T0))).rejects.toThrow(/non-negative/);
+    expect(await db().callRecord.count()).toBe(0);
+    const zero = { ...CALL, money: { minor: 0, currency: "USD" } };
+    await withHistory([def("resource")], zero, T0, () => ({ result: null, record: "reserved" as const }));
+    expect(await measureHistory([def("resource")], zero, at(SEC))).toEqual({ by_resource: { total: 0, count: 1 } });
   });
 });
 
