@@ -256,6 +256,14 @@ describe("recording", () => {
     const zero = { ...CALL, money: { minor: 0, currency: "USD" } };
     await withHistory([def("resource")], zero, T0, () => ({ result: null, record: "reserved" as const }));
     expect(await measureHistory([def("resource")], zero, at(SEC))).toEqual({ by_resource: { total: 0, count: 1 } });
+    expect(await measureHistory([{ ...def("resource"), tool: "issue_refund" }], zero, at(SEC))).toEqual({});
+  });
+
+  it("a call run by a tool no window reads is recorded after the fact with its money, counted by a window added later", async () => {
+    const w = executedRecordWrite({ ...CALL, money: { minor: 2500, currency: "USD" } }, T0);
+    await db().$executeRawUnsafe(w.sql, ...w.params);
+    expect(await db().callRecord.findFirstOrThrow()).toMatchObject({ status: "executed", amountMinor: 2500n, currency: "USD" });
+    expect(await measureHistory([def("resource")], CALL, at(SEC))).toEqual({ by_resource: { total: 2500, count: 1 } });
   });
 });
 
