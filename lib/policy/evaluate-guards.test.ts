@@ -35,6 +35,13 @@ const compiled = compiledFormRules;
 
 const decide = (req: EvaluationRequest, rules: Rule[]) => evaluate(req, compiled(rules), now);
 
+/** A policy document (with the form's `rules` beside it), compiled strictly as version 1 of `doc-1`. */
+function compiledDocument(body: Record<string, unknown>, rules: Rule[] = []) {
+  const r = compilePolicy({ rules, document: { id: "doc-1", version: 1, body: PolicyDocument.parse(body) }, tools: policyTools() }, { strict: true });
+  if (!r.ok) throw new Error(JSON.stringify(r.problems));
+  return r.policy;
+}
+
 const subject: EvaluationRequest["subject"] = {
   agentId: "a1",
   agentName: "ops-bot",
@@ -244,12 +251,7 @@ describe("ties between requestable denials", () => {
 @validity("30m")
 @reason("The document's words.")
 forbid (principal, action == Action::"deploy_service", resource) when { resource.environment == "production" };`;
-    const r = compilePolicy(
-      { rules: [rule({})], document: { id: "doc-1", version: 1, body: PolicyDocument.parse({ defaults: { posture: "allow" }, policies }) }, tools: policyTools() },
-      { strict: true },
-    );
-    if (!r.ok) throw new Error(JSON.stringify(r.problems));
-    expect(evaluate(call({ environment: "production" }), r.policy, now)).toMatchObject({
+    expect(evaluate(call({ environment: "production" }), compiledDocument({ defaults: { posture: "allow" }, policies }, [rule({})]), now)).toMatchObject({
       decision: "requestable",
       rule: { id: "r1", ruleKey: "deploy-production" },
       reason: "Production deploys need an SRE's approval.",
@@ -268,9 +270,7 @@ describe("ties between the document's own policies", () => {
 forbid (principal, action == Action::"deploy_service", resource) when { resource.environment == "production" };`;
     for (const [first, second] of [["z-first", "a-second"], ["a-first", "z-second"]]) {
       const policies = requestable(first) + requestable(second);
-      const r = compilePolicy({ rules: [], document: { id: "doc-1", version: 1, body: PolicyDocument.parse({ defaults: { posture: "allow" }, policies }) }, tools: policyTools() }, { strict: true });
-      if (!r.ok) throw new Error(JSON.stringify(r.problems));
-      expect(evaluate(call({ environment: "production" }), r.policy, now)).toMatchObject({ decision: "requestable", rule: { ruleKey: first }, reason: `Said by ${first}.` });
+      expect(evaluate(call({ environment: "production" }), compiledDocument({ defaults: { posture: "allow" }, policies }), now)).toMatchObject({ decision: "requestable", rule: { ruleKey: first }, reason: `Said by ${first}.` });
     }
   });
 });
@@ -285,11 +285,7 @@ describe("a permit and a requestable forbid under a denying default", () => {
 @reason("Production deploys need an SRE's approval.")
 forbid (principal, action == Action::"deploy_service", resource) when { resource.environment == "production" };`;
   const sre = { approverGroup: "sre", approvalsRequired: 1, requestDeadlineSec: 3600, approvalValiditySec: 1800 };
-  function denying(policies: string) {
-    const r = compilePolicy({ rules: [], document: { id: "doc-1", version: 1, body: PolicyDocument.parse({ defaults: { posture: "deny" }, policies }) }, tools: policyTools() }, { strict: true });
-    if (!r.ok) throw new Error(JSON.stringify(r.problems));
-    return r.policy;
-  }
+  const denying = (policies: string) => compiledDocument({ defaults: { posture: "deny" }, policies });
 
   it("a requestable forbid alone does not open a tool the default denies: no approval turns it into an allow", () => {
     const policy = denying(REQUESTABLE);
@@ -333,9 +329,7 @@ describe("what evaluation says when it cannot decide", () => {
   });
 
   it("names who may not call what when no policy permits it and the default posture denies", () => {
-    const r = compilePolicy({ rules: [], document: { id: "doc-1", version: 1, body: PolicyDocument.parse({ defaults: { posture: "deny" } }) }, tools: policyTools() }, { strict: true });
-    if (!r.ok) throw new Error(JSON.stringify(r.problems));
-    expect(evaluate(call({ environment: "staging" }), r.policy, now)).toMatchObject({ decision: "deny", reason: "No policy permits ops-bot to call deploy_service." });
+    expect(evaluate(call({ environment: "staging" }), compiledDocument({ defaults: { posture: "deny" } }), now)).toMatchObject({ decision: "deny", reason: "No policy permits ops-bot to call deploy_service." });
   });
 
   it("keeps names in an error for the audit trail and hides every value, joined and bounded", () => {
@@ -360,10 +354,7 @@ describe("visibleTools", () => {
   });
 
   const listed = (policies: string, posture: "allow" | "deny") => {
-    const body = PolicyDocument.parse({ ...DEMO_DOCUMENT, policies, tests: [], defaults: { posture } });
-    const r = compilePolicy({ rules: [], document: { id: "doc-1", version: 1, body }, tools: policyTools() }, { strict: true });
-    if (!r.ok) throw new Error(JSON.stringify(r.problems));
-    return [...visibleTools(r.policy, subject)].sort();
+    return [...visibleTools(compiledDocument({ ...DEMO_DOCUMENT, policies, tests: [], defaults: { posture } }), subject)].sort();
   };
 
   it("hides a tool a plain forbid denies every call of; shows one whose forbid depends on the call's arguments, history or time", () => {
