@@ -70,6 +70,16 @@ describe("the strictest of an agent's and a tool's requestable posture", () => {
     const agentStricter = postureResolver(PolicyDocument.parse({ defaults: { agents: { bot: req(2) }, tools: { alpha: req(1) } } }), ref)("bot", "alpha");
     expect(agentStricter).toMatchObject({ posture: { requirements: { approvalsRequired: 2 } }, ref: { ruleKey: "default:agent:bot" } });
   });
+
+  it("a denial outranks a request and a request an allow, whichever of the two declares it", () => {
+    const resolve = (agent: object | string, forTool: object | string) =>
+      postureResolver(PolicyDocument.parse({ defaults: { posture: "allow", agents: { bot: agent }, tools: { alpha: forTool } } }), ref)("bot", "alpha");
+    expect(resolve("allow", "deny")).toMatchObject({ posture: { effect: "deny" }, ref: { ruleKey: "default:tool:alpha" } });
+    expect(resolve("deny", "allow")).toMatchObject({ posture: { effect: "deny" }, ref: { ruleKey: "default:agent:bot" } });
+    expect(resolve("allow", req(1))).toMatchObject({ posture: { effect: "requestable", requirements: { approvalsRequired: 1 } }, ref: { ruleKey: "default:tool:alpha" } });
+    expect(resolve(req(2), "deny")).toMatchObject({ posture: { effect: "deny" }, ref: { ruleKey: "default:tool:alpha" } });
+    expect(resolve(req(2), "allow")).toMatchObject({ posture: { effect: "requestable", requirements: { approvalsRequired: 2 } }, ref: { ruleKey: "default:agent:bot" } });
+  });
 });
 
 describe("the names a policy may take", () => {
@@ -135,6 +145,71 @@ describe("tools whose schema does not resolve", () => {
       for (const strict of [true, false]) expect(compileText(policies, { strict, tools: broken })).toEqual({ ok: false, problems: [expect.objectContaining({ message: expect.stringMatching(/1x/) })] });
       const policy = compileStored([], { id: "d", version: 3, body: PolicyDocument.parse({ policies, defaults: { posture: "allow" } }) }, broken);
       for (const name of ["alpha", "beta"]) expect(decide(policy, name)).toMatchObject({ decision: "deny", evaluationError: expect.any(String) });
+    }
+  });
+});
+
+describe("where a policy's problem is reported", () => {
+  const first = `@id("ok")\npermit (principal, action == Action::"beta", resource);\n`;
+
+  it("at the annotation the problem names, else at the policy's first character", () => {
+    const quorum = refused(`${first}@id("ask")\n@reason("Treasury looks first.")\n@quorum("2")\nforbid (principal, action == Action::"alpha", resource);`);
+    expect(quorum).toEqual([{ message: "@quorum needs @approvers (the group that can approve)", policyId: "ask", line: 5, column: 1 }]);
+    // Problems that name no annotation first, or one the policy lacks: at the policy, never before it.
+    const onPermit = refused(`${first}@id("open")\n@approvers("treasury")\n@reason("r")\npermit (principal, action == Action::"alpha", resource);`);
+    expect(onPermit).toEqual([{ message: "requirements (@approvers) belong on a forbid: the denial that an approval can clear", policyId: "open", line: 3, column: 1 }]);
+    const emptyReason = refused(`${first}@id("ask")\n@approvers("treasury")\n@reason("")\nforbid (principal, action == Action::"alpha", resource);`);
+    expect(emptyReason).toEqual([{ message: "a requestable denial needs @reason: the words reviewers and the agent read", policyId: "ask", line: 3, column: 1 }]);
+  });
+
+  it("a form rule's problem names its rule and no place in the policy text", () => {
+    const rule = { id: "r1", ruleKey: "r", version: 1, tool: "alpha", field: "nothing", operator: "eq", value: "v", effect: "deny", approverGroup: null, approvalsRequired: 1, requestDeadlineSec: 86400, approvalValiditySec: 3600, requireJustification: false, reason: "No." } as Rule;
+    const r = compileText(`@id("ok")\npermit (principal, action, resource);`, { strict: true, rules: [rule] });
+    expect(r).toEqual({ ok: false, problems: [{ message: expect.stringMatching(/^rule r: alpha has no attribute nothing/), policyId: "rule:r" }] });
+  });
+});
+
+describe("lenient compilation of what cannot be read or named", () => {
+  it("a policy text that no longer parses denies every call, as the document's own evaluation error", () => {
+    const policy = stored(`@id("a") permit (principal, action, resource);\n@id("b") forbid (principal, action resource);`);
+    expect(decide(policy, "beta")).toEqual({
+      decision: "deny",
+      rule: { id: "d", ruleKey: "document:unreadable", version: 3 },
+      reason: "The policy could not be evaluated for this call, so it is denied.",
+      evaluationError: expect.stringMatching(/^the stored policy no longer compiles: the policy text does not parse: (?!unknown).+/),
+    });
+  });
+
+  it("a forbid without a name denies under a name of its place; a stale forbid under its own", () => {
+    const text = `@id("ok") permit (principal, action, resource);\nforbid (principal, action == Action::"alpha", resource);`;
+    expect(decide(stored(text), "alpha")).toMatchObject({
+      decision: "deny",
+      rule: { id: "d", ruleKey: `document:unnamed:${text.indexOf("forbid")}`, version: 3 },
+      evaluationError: "the stored policy no longer compiles: a forbid without a valid @id",
+    });
+    const ask = `@id("ask")\n@approvers("treasury")\n@reason("Treasury looks first.")\nforbid (principal, action == Action::"alpha", resource)\nwhen { context.args.note == "x" };`;
+    const changed = [{ ...TOOLS[0], inputSchema: { type: "object", required: ["note"], properties: { note: { type: "integer" } } } }, TOOLS[1]];
+    expect(decide(stored(ask, { tools: changed }), "alpha", 7)).toMatchObject({ decision: "deny", rule: { ruleKey: "ask" }, evaluationError: expect.stringMatching(/^the stored policy no longer compiles: the types Long and String are not compatible/) });
+  });
+
+  it("a permit whose annotations no longer hold is dropped, not turned into a denial", () => {
+    const r = compileText(`@id("open")\n@approvers("treasury")\n@reason("r")\npermit (principal, action == Action::"alpha", resource);`, { strict: false });
+    if (!r.ok) throw new Error("lenient compilation refused");
+    expect(r.policy.problems).toEqual([expect.stringMatching(/^requirements \(@approvers\) belong on a forbid/)]);
+    expect(decide(r.policy, "alpha")).toMatchObject({ decision: "allow", rule: { ruleKey: "default" } });
+  });
+
+  it("a form rule that no longer validates denies under the rule's name, as an evaluation error", () => {
+    const rule = { id: "r1", ruleKey: "r", version: 1, tool: "alpha", field: "nothing", operator: "eq", value: "v", effect: "deny", approverGroup: null, approvalsRequired: 1, requestDeadlineSec: 86400, approvalValiditySec: 3600, requireJustification: false, reason: "No." } as Rule;
+    expect(decide(stored("", { rules: [rule] }), "alpha")).toEqual({ decision: "deny", rule: { id: "r1", ruleKey: "r", version: 1 }, reason: "The policy could not be evaluated for this call, so it is denied.", evaluationError: expect.stringMatching(/^the stored policy no longer compiles: rule r: /) });
+  });
+});
+
+describe("tools that disagree on a resource type", () => {
+  it("give no policy: the schema cannot say what the type holds", () => {
+    const disagreeing = [TOOLS[0], { ...TOOLS[1], resourceEntity: "Alpha", resourceShape: { size: { type: "Long" as const } } }];
+    for (const strict of [true, false]) {
+      expect(compileText("", { strict, tools: disagreeing })).toEqual({ ok: false, problems: [{ message: "Tools disagree on the attributes of the resource type Alpha." }] });
     }
   });
 });

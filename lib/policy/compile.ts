@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { actionScopeAdmits, lineColumn, policyJson, preparseSchemaOnly, preparseSet, splitPolicies, validatePolicies, type CedarPolicyJson, type PolicyProblem } from "./cedar";
 import { parseDuration, requirementsOf, type PolicyDocument, type PostureSpec, RequestableSpec } from "./document";
 import type { CompiledPolicy, Posture, PolicyMeta, Requirements, Rule, RuleRef } from "./evaluate";
-import { strictness } from "./evaluate";
+import { EVALUATION_ERROR_REASON, strictness } from "./evaluate";
 import { formPolicyId, formRuleToCedar } from "./form-rules";
 import { buildSchema, type PolicyTool } from "./schema";
 
@@ -97,9 +97,12 @@ function failClosed(json: CedarPolicyJson): CedarPolicyJson {
   return { effect: "forbid", principal: { op: "All" }, action: json.action, resource: { op: "All" }, conditions: [], annotations: {} } as CedarPolicyJson;
 }
 
-/** A stored policy's problem as the evaluation error of the calls its replacement denies (bounded). */
-function staleDetail(problem: string): string {
-  return `the stored policy no longer compiles: ${problem}`.slice(0, 300);
+/**
+ * The denial that replaces a stored policy that no longer compiles: every call it applies to is denied as an
+ * evaluation error (evaluate.ts), with the problem (bounded) as the error the audit trail keeps.
+ */
+function staleDenial(ref: RuleRef, problem: string): PolicyMeta {
+  return { ref, effect: "forbid", requirements: null, reason: EVALUATION_ERROR_REASON, stale: `the stored policy no longer compiles: ${problem}`.slice(0, 300) };
 }
 
 const DENY_ALL = { effect: "forbid", principal: { op: "All" }, action: { op: "All" }, resource: { op: "All" }, conditions: [] } as unknown as CedarPolicyJson;
@@ -134,9 +137,14 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
     if (problem) problems.push({ message: problem, policyId: formPolicyId(rule.ruleKey) });
     const id = formPolicyId(rule.ruleKey);
     texts[id] = text;
-    const requestable = !problem && rule.effect === "requestable" && rule.approverGroup;
+    const ref = { id: rule.id, ruleKey: rule.ruleKey, version: rule.version };
+    if (problem) {
+      meta.set(id, staleDenial(ref, problem));
+      continue;
+    }
+    const requestable = rule.effect === "requestable" && rule.approverGroup;
     meta.set(id, {
-      ref: { id: rule.id, ruleKey: rule.ruleKey, version: rule.version },
+      ref,
       effect: "forbid",
       requirements: requestable
         ? {
@@ -149,8 +157,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
             ...(rule.escalateAfterSec && rule.fallbackGroup ? { escalateAfterSec: rule.escalateAfterSec, fallbackGroup: rule.fallbackGroup } : {}),
           }
         : null,
-      reason: problem ? `The policy rule ${rule.ruleKey} could not be evaluated, so the call is denied.` : rule.reason,
-      ...(problem ? { stale: staleDetail(problem) } : {}),
+      reason: rule.reason,
     });
   }
 
@@ -159,7 +166,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
     problems.push(...split.problems);
     if (!opts.strict) {
       texts["document:unreadable"] = DENY_ALL;
-      meta.set("document:unreadable", { ref: { ...docRef, ruleKey: "document:unreadable" }, effect: "forbid", requirements: null, reason: "The policy could not be evaluated, so the call is denied.", stale: staleDetail(`the policy text does not parse: ${split.problems[0]?.message ?? "unknown"}`) });
+      meta.set("document:unreadable", staleDenial({ ...docRef, ruleKey: "document:unreadable" }, `the policy text does not parse: ${split.problems[0]?.message ?? "unknown"}`));
     }
   } else {
     for (const part of split.policies) {
@@ -175,7 +182,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
         if (!opts.strict && json.effect === "forbid") {
           const fallback = `document:unnamed:${part.offset}`;
           texts[fallback] = failClosed(json);
-          meta.set(fallback, { ref: { ...docRef, ruleKey: fallback }, effect: "forbid", requirements: null, reason: "The policy could not be evaluated, so the call is denied.", stale: staleDetail("a forbid without a valid @id") });
+          meta.set(fallback, staleDenial({ ...docRef, ruleKey: fallback }, "a forbid without a valid @id"));
         }
         continue;
       }
@@ -191,7 +198,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
         problems.push({ message: req.problem, policyId: id, ...(within >= 0 ? lineColumn(body.policies, part.offset + within) : at) });
         if (!opts.strict && json.effect === "forbid") {
           texts[id] = failClosed(json);
-          meta.set(id, { ref: { ...docRef, ruleKey: id }, effect: "forbid", requirements: null, reason: `The policy ${id} could not be evaluated, so the call is denied.`, stale: staleDetail(`${id}: ${req.problem}`) });
+          meta.set(id, staleDenial({ ...docRef, ruleKey: id }, `${id}: ${req.problem}`));
         }
         continue;
       }
@@ -209,7 +216,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
   for (const v of validatePolicies(schema, texts)) {
     const id = v.policyId;
     const offset = id ? offsets.get(id) : undefined;
-    const where = offset !== undefined && v.start !== undefined ? lineColumn(body.policies, offset + v.start) : offset !== undefined ? lineColumn(body.policies, offset) : {};
+    const where = offset === undefined ? {} : lineColumn(body.policies, offset + (v.start ?? 0));
     problems.push({ message: v.message, ...(id ? { policyId: id } : {}), ...where });
     // The set could not be validated at all (the schema the tools make does not resolve): nothing in it can be
     // trusted, and the engine could not load it either. No policy: strict refuses the version, and a stored one
@@ -223,7 +230,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
     } else {
       const json = typeof texts[id] === "string" ? policyJson(texts[id] as string) : (texts[id] as CedarPolicyJson);
       texts[id] = failClosed(json);
-      meta.set(id, { ...m, requirements: null, reason: `The policy ${m.ref.ruleKey} could not be evaluated, so the call is denied.`, stale: staleDetail(v.message) });
+      meta.set(id, staleDenial(m.ref, v.message));
     }
   }
 

@@ -165,11 +165,14 @@ export function errorDetail(errors: string[]): string {
     .slice(0, 300);
 }
 
+/** What the agent and the reviewers read of any evaluation error; the detail goes to the audit trail only. */
+export const EVALUATION_ERROR_REASON = "The policy could not be evaluated for this call, so it is denied.";
+
 function evaluationDenied(policy: CompiledPolicy, detail: string): Decision {
   return {
     decision: "deny",
     rule: { ...policy.document.ref, ruleKey: "evaluation-error" },
-    reason: "The policy could not be evaluated for this call, so it is denied.",
+    reason: EVALUATION_ERROR_REASON,
     evaluationError: detail,
   };
 }

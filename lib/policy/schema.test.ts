@@ -31,6 +31,7 @@ describe("entityTypeName", () => {
     expect(entityTypeName("bank-account")).toBe("BankAccount");
     for (const own of ["agent", "user", "group", "action"]) expect(entityTypeName(own)).toBe(`Resource${own[0].toUpperCase()}${own.slice(1)}`);
     expect(entityTypeName("3d model")).toBe("ResourcedModel");
+    expect(entityTypeName("42nd street")).toBe("ResourcendStreet");
   });
 });
 
@@ -135,6 +136,9 @@ describe("cedarValueOf: exact values or an error", () => {
     refused(() => cedarValueOf({}, record), "need is missing");
     refused(() => cedarValueOf(["x"], record), "expected an object");
     refused(() => cedarValueOf(null, record), "expected an object");
+    // Not even when the type requires nothing: a string or a number is not an object whose attributes are all absent.
+    const optional = { type: "Record", attributes: { may: { type: "Long", required: false } } } as const;
+    for (const scalar of ["may", 3, true]) refused(() => cedarValueOf(scalar, optional), "expected an object");
   });
 });
 
@@ -206,6 +210,9 @@ describe("time zones", () => {
     expect(zoneFields(new Date("2100-12-03T23:30:00Z"), "Europe/Berlin")).toEqual({ hour: 0, minute: 30, weekday: 6, date: "2100-12-04" });
     expect(zoneFields(new Date("2100-12-05T09:05:00Z"), "UTC")).toEqual({ hour: 9, minute: 5, weekday: 7, date: "2100-12-05" });
     expect(zoneFields(new Date("2100-12-06T09:05:00Z"), "America/New_York")).toEqual({ hour: 4, minute: 5, weekday: 1, date: "2100-12-06" });
+    // Every day of a week, Monday 2100-12-06 to Sunday 2100-12-12.
+    const week = [6, 7, 8, 9, 10, 11, 12].map((day) => zoneFields(new Date(`2100-12-${String(day).padStart(2, "0")}T12:00:00Z`), "UTC").weekday);
+    expect(week).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
   it("accepts IANA zone names only", () => {
