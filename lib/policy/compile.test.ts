@@ -34,6 +34,13 @@ function refused(policies: string): { message: string; line?: number; column?: n
   return r.ok ? [] : r.problems;
 }
 
+/** A form rule on an argument alpha does not have: it never compiles. */
+const ruleOnNothing = (value = "v"): Rule =>
+  ({ id: "r1", ruleKey: "r", version: 1, tool: "alpha", field: "nothing", operator: "eq", value, effect: "deny", approverGroup: null, approvalsRequired: 1, requestDeadlineSec: 86400, approvalValiditySec: 3600, requireJustification: false, reason: "No." }) as Rule;
+/** A requestable forbid on alpha's note as a string, and the catalog after alpha's note became a whole number. */
+const ASK = `@id("ask")\n@approvers("treasury")\n@reason("Treasury looks first.")\nforbid (principal, action == Action::"alpha", resource)\nwhen { context.args.note == "x" };`;
+const NOTE_NOW_INTEGER = [{ ...TOOLS[0], inputSchema: { type: "object", required: ["note"], properties: { note: { type: "integer" } } } }, TOOLS[1]];
+
 const decide = (policy: CompiledPolicy, tool: string, note: unknown = "n"): Decision => decideCall(policy, { tool, properties: { name: "x" }, args: { note } });
 
 describe("the requirements a policy's annotations declare", () => {
@@ -101,8 +108,7 @@ describe("problems reported with a stored version", () => {
   });
 
   it("an evaluation error stays short however long the problem", () => {
-    const long = { id: "r1", ruleKey: "r", version: 1, tool: "alpha", field: "nothing", operator: "eq", value: "v".repeat(2000), effect: "deny", approverGroup: null, approvalsRequired: 1, requestDeadlineSec: 86400, approvalValiditySec: 3600, requireJustification: false, reason: "No." };
-    const d = decide(stored("", { rules: [long] }), "alpha");
+    const d = decide(stored("", { rules: [ruleOnNothing("v".repeat(2000))] }), "alpha");
     expect(d).toMatchObject({ decision: "deny", evaluationError: expect.stringMatching(/^the stored policy no longer compiles: rule r: alpha has no attribute nothing/) });
     expect(d.decision === "deny" && d.evaluationError!.length).toBe(300);
   });
@@ -124,10 +130,8 @@ describe("lenient compilation: a stored policy that no longer compiles can deny,
   });
 
   it("a requestable forbid that no longer validates denies: no approval can clear it", () => {
-    const text = `@id("ask")\n@approvers("treasury")\n@reason("Treasury looks first.")\nforbid (principal, action == Action::"alpha", resource)\nwhen { context.args.note == "x" };`;
-    expect(decide(stored(text), "alpha", "x")).toMatchObject({ decision: "requestable", rule: { ruleKey: "ask" } });
-    const changed = [{ ...TOOLS[0], inputSchema: { type: "object", required: ["note"], properties: { note: { type: "integer" } } } }, TOOLS[1]];
-    const policy = stored(text, { tools: changed });
+    expect(decide(stored(ASK), "alpha", "x")).toMatchObject({ decision: "requestable", rule: { ruleKey: "ask" } });
+    const policy = stored(ASK, { tools: NOTE_NOW_INTEGER });
     expect(decide(policy, "alpha", 7)).toMatchObject({ decision: "deny", rule: { ruleKey: "ask" }, evaluationError: expect.stringMatching(/no longer compiles/) });
     otherwiseAllowed(policy);
   });
@@ -163,8 +167,7 @@ describe("where a policy's problem is reported", () => {
   });
 
   it("a form rule's problem names its rule and no place in the policy text", () => {
-    const rule = { id: "r1", ruleKey: "r", version: 1, tool: "alpha", field: "nothing", operator: "eq", value: "v", effect: "deny", approverGroup: null, approvalsRequired: 1, requestDeadlineSec: 86400, approvalValiditySec: 3600, requireJustification: false, reason: "No." } as Rule;
-    const r = compileText(`@id("ok")\npermit (principal, action, resource);`, { strict: true, rules: [rule] });
+    const r = compileText(`@id("ok")\npermit (principal, action, resource);`, { strict: true, rules: [ruleOnNothing()] });
     expect(r).toEqual({ ok: false, problems: [{ message: expect.stringMatching(/^rule r: alpha has no attribute nothing/), policyId: "rule:r" }] });
   });
 });
@@ -187,9 +190,7 @@ describe("lenient compilation of what cannot be read or named", () => {
       rule: { id: "d", ruleKey: `document:unnamed:${text.indexOf("forbid")}`, version: 3 },
       evaluationError: "the stored policy no longer compiles: a forbid without a valid @id",
     });
-    const ask = `@id("ask")\n@approvers("treasury")\n@reason("Treasury looks first.")\nforbid (principal, action == Action::"alpha", resource)\nwhen { context.args.note == "x" };`;
-    const changed = [{ ...TOOLS[0], inputSchema: { type: "object", required: ["note"], properties: { note: { type: "integer" } } } }, TOOLS[1]];
-    expect(decide(stored(ask, { tools: changed }), "alpha", 7)).toMatchObject({ decision: "deny", rule: { ruleKey: "ask" }, evaluationError: expect.stringMatching(/^the stored policy no longer compiles: the types Long and String are not compatible/) });
+    expect(decide(stored(ASK, { tools: NOTE_NOW_INTEGER }), "alpha", 7)).toMatchObject({ decision: "deny", rule: { ruleKey: "ask" }, evaluationError: expect.stringMatching(/^the stored policy no longer compiles: the types Long and String are not compatible/) });
   });
 
   it("a permit whose annotations no longer hold is dropped, not turned into a denial", () => {
@@ -200,8 +201,7 @@ describe("lenient compilation of what cannot be read or named", () => {
   });
 
   it("a form rule that no longer validates denies under the rule's name, as an evaluation error", () => {
-    const rule = { id: "r1", ruleKey: "r", version: 1, tool: "alpha", field: "nothing", operator: "eq", value: "v", effect: "deny", approverGroup: null, approvalsRequired: 1, requestDeadlineSec: 86400, approvalValiditySec: 3600, requireJustification: false, reason: "No." } as Rule;
-    expect(decide(stored("", { rules: [rule] }), "alpha")).toEqual({ decision: "deny", rule: { id: "r1", ruleKey: "r", version: 1 }, reason: "The policy could not be evaluated for this call, so it is denied.", evaluationError: expect.stringMatching(/^the stored policy no longer compiles: rule r: /) });
+    expect(decide(stored("", { rules: [ruleOnNothing()] }), "alpha")).toEqual({ decision: "deny", rule: { id: "r1", ruleKey: "r", version: 1 }, reason: "The policy could not be evaluated for this call, so it is denied.", evaluationError: expect.stringMatching(/^the stored policy no longer compiles: rule r: /) });
   });
 });
 

@@ -134,11 +134,11 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
   for (const rule of input.rules) {
     const tool = input.tools.find((t) => t.name === rule.tool);
     const { text, problem } = formRuleToCedar(rule, tool);
-    if (problem) problems.push({ message: problem, policyId: formPolicyId(rule.ruleKey) });
     const id = formPolicyId(rule.ruleKey);
     texts[id] = text;
     const ref = { id: rule.id, ruleKey: rule.ruleKey, version: rule.version };
     if (problem) {
+      problems.push({ message: problem, policyId: id });
       meta.set(id, staleDenial(ref, problem));
       continue;
     }
