@@ -36,6 +36,18 @@ describe("actionScopeAdmits", () => {
     expect(actionScopeAdmits({ effect: "permit", principal: { op: "All" }, action: { op: "==", slot: "?action" } as never, resource: { op: "All" }, conditions: [] }, "x")).toBe(true);
     expect(actionScopeAdmits({ effect: "permit", principal: { op: "All" }, action: { op: "in", entities: [null] } as never, resource: { op: "All" }, conditions: [] }, "x")).toBe(true);
   });
+
+  it("keeps a scope when any one of the actions it names cannot be read, even beside actions that are not this one", () => {
+    const scoped = (action: unknown) => ({ effect: "forbid", principal: { op: "All" }, action, resource: { op: "All" }, conditions: [] }) as never;
+    const other = { type: "Action", id: "a" };
+    for (const unreadable of [null, 42, "x", { type: "Action" }, { type: "Action", id: 7 }]) {
+      expect(actionScopeAdmits(scoped({ op: "in", entities: [other, unreadable] }), "x")).toBe(true);
+      expect(actionScopeAdmits(scoped({ op: "in", entities: [unreadable, other] }), "x")).toBe(true);
+    }
+    expect(actionScopeAdmits(scoped({ op: "in", entities: [other, { type: "Action", id: "b" }] }), "x")).toBe(false);
+    // No action scope at all names no action.
+    expect(actionScopeAdmits(scoped(undefined), "x")).toBe(true);
+  });
 });
 
 // Policies of every scope form on top of the demo document: named, listed, unconstrained; permits, forbids and

@@ -101,6 +101,10 @@ describe("validating policies against the schema", () => {
       { policyId: "q", message: 'for policy `q`, attribute `m` in context for Action::"a" not found (did you mean `n`?)', start: 44 },
     ]);
     expect(validatePolicies(SCHEMA, { ok: "permit (principal, action, resource) when { context.n == 1 };" })).toEqual([]);
+    // A problem Cedar gives no help for has no brackets.
+    expect(validatePolicies(SCHEMA, { p: "permit (principal, action, resource) when { principal.x == 1 };" })).toEqual([
+      { policyId: "p", message: "for policy `p`, attribute `x` on entity type `U` not found", start: 44 },
+    ]);
   });
 
   it("a schema that does not resolve is a problem of no policy", () => {
@@ -113,6 +117,25 @@ describe("sets parsed into the engine", () => {
     const schemaId = preparseSchemaOnly(SCHEMA);
     expect(() => preparseSet({ p: "permit (principal, action" }, schemaId)).toThrow(/unexpected end of input/);
     expect(() => preparseSchemaOnly(BROKEN)).toThrow(/Nope/);
+  });
+
+  it("a refusal is an Error with each of Cedar's problems, separated", () => {
+    // toThrow(/words/) also holds when the thrown value is undefined: the Error itself is read here.
+    const thrown = (fn: () => unknown): unknown => {
+      try {
+        fn();
+      } catch (e) {
+        return e;
+      }
+      return "nothing was thrown";
+    };
+    const both = thrown(() => preparseSet({ p: "permit (principal, action", q: "forbid (principal" }, preparseSchemaOnly(SCHEMA)));
+    expect(both).toBeInstanceOf(Error);
+    const parts = (both as Error).message.split("; ");
+    expect(parts.sort()).toEqual(["p", "q"].map((id) => `failed to parse policy with id \`${id}\` from string: unexpected end of input`));
+    const one = thrown(() => policyJson("permit (principal, action, resource) when { 1 + };"));
+    expect(one).toBeInstanceOf(Error);
+    expect((one as Error).message).toBe("failed to parse policy from string: unexpected token `}`");
   });
 
   it("each set keeps its own policies, however many are parsed after it", () => {

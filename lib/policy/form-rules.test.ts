@@ -188,7 +188,9 @@ describe("sets of paths", () => {
     const eq = rule({ field: "paths", operator: "eq", value: "docs/a.txt" });
     expect([denies(eq, {}), denies(eq, { paths: ["docs/b.txt"], within: ["docs", "docs/b.txt"] })]).toEqual([true, false]);
     const folder = rule({ field: "paths", operator: "prefix", value: "docs/" });
-    expect([denies(folder, {}), denies(folder, { paths: ["doc/a"], within: ["doc", "doc/a"] })]).toEqual([true, false]);
+    expect([denies(folder, {}), denies(folder, { paths: ["doc/a"], within: ["doc", "doc/a"] })]).toEqual([true, false]);    // The shortest folder there is: one character and its slash.
+    const short = rule({ field: "paths", operator: "prefix", value: "d/" });
+    expect(formCondition(short, TOOL)).toBe('resource.within.contains("d")');
   });
 
   it("a prefix that is not a folder, a set without its folders, and greater-than cannot be written", () => {
@@ -276,5 +278,7 @@ describe("requestable rules and the text the advanced editor shows", () => {
     const { text, problem } = formRuleToCedar(rule({ tool: "gone" }), undefined);
     expect(problem).toBe("rule r: there is no tool gone");
     expect(policyJson(text)).toMatchObject({ effect: "forbid", action: { op: "==", entity: { type: "Action", id: "gone" } }, conditions: [] });
+    // The text the advanced editor shows for it: named after its rule, with the words of its denial.
+    expect(text).toBe('@id("rule:r")\n@reason("The policy rule r could not be evaluated, so the call is denied.")\nforbid (principal, action == Action::"gone", resource);');
   });
 });

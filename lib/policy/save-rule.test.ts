@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../db/client";
 import { callTool } from "../tasks/call";
-import { currentRules } from "./store";
+import { currentDocument, currentRules, saveDocument } from "./store";
 import { RuleRejected, ruleProblem, saveRuleVersion, type RuleInput } from "./save-rule";
 import { principal, resetDb, userId } from "../../tests/support/db";
 
@@ -105,6 +105,29 @@ describe("a rule that cannot be saved says which field is at fault and why, and 
     const { message } = await refused({ ...(await current("deploy-production")), effect: "deny", approverGroup: null, approvalsRequired: 0, requestDeadlineSec: 0, approvalValiditySec: 0, operator: "prefix", value: "s" });
     expect(message).toMatch(/^With this rule in place, the test "a staging deploy at night runs at once" fails: expected allow, got deny by rule:deploy-production\.$/);
     expect(message).not.toMatch(/more test/);
+  });
+
+  it("a test case that gives no resource is mapped from the current state, as the call itself would be", async () => {
+    const admin = await userId("admin@countersign.test");
+    const base = (await currentDocument()).body;
+    // Order O-2289's refund of EUR 180.00: its amount, refundable and total are read from the order, not the case.
+    const mapped = {
+      name: "a refund of EUR 180.00 on O-2289 runs at once",
+      call: { tool: "issue_refund", arguments: { order_id: "O-2289", amount: 180 } },
+      principal: { agent: "support-bot", user: "rita.requester@countersign.test", role: "requester", groups: [] },
+      history: {},
+      expect: "allow" as const,
+    };
+    const saved = await saveDocument({ ...base, tests: [...base.tests, mapped] }, admin, T0, { check: async () => [] });
+    if (!saved.ok) throw new Error(JSON.stringify(saved.problems));
+    // A threshold of EUR 180.00 lets the refund run; one of EUR 170.00 fails the case, named with what the mapped call got.
+    expect(await ruleProblem({ ...(await current("refund-over-limit")), value: "18000" })).toBeNull();
+    expect(await refused({ ...(await current("refund-over-limit")), value: "17000" })).toEqual({
+      field: "form",
+      message: `With this rule in place, the test "${mapped.name}" fails: expected allow, got requestable by rule:refund-over-limit.`,
+    });
+    // Three cases fail at EUR 10.00: the first is named and the others counted.
+    expect((await refused({ ...(await current("refund-over-limit")), value: "1000" })).message).toMatch(/ \(and 2 more tests\)\.$/);
   });
 
   it("a rule saved inactive is checked without it: retiring a rule the test cases could not live with is allowed", async () => {
