@@ -18,7 +18,7 @@ import { askRequester } from "../lib/tasks/ask";
 import { callTool } from "../lib/tasks/call";
 import { cancelTask } from "../lib/tasks/cancel";
 import { decide } from "../lib/tasks/decide";
-import { gated, principal, requestIdOf, resetDb, userId, viewer } from "./support/db";
+import { activeRuleFields, gated, principal, requestIdOf, resetDb, userId, viewer } from "./support/db";
 
 import { T0 } from "./support/proof";
 const at = (sec: number) => new Date(T0.getTime() + sec * 1000);
@@ -237,9 +237,7 @@ describe("high-risk approvals need the amount or path typed (approvalsRequired >
 
 describe("policy preview", () => {
   it("says what the current version and a draft decide for given arguments, without saving anything", async () => {
-    const r = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
-    const { id, version, createdAt, createdBy, ...draft } = r;
-    void id, version, createdAt, createdBy;
+    const draft = await activeRuleFields("refund-over-limit");
     const raised = await previewRule({ ...draft, value: "20000" }, { order_id: "O-2289" }, T0);
     expect(raised).toMatchObject({ ok: true, current: { decision: "requestable" }, draft: { decision: "allow" }, draftVersion: 2 });
     const two = await previewRule({ ...draft, approvalsRequired: 2 }, { order_id: "O-2289" }, T0);

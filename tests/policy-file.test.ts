@@ -15,11 +15,11 @@ import { db } from "../lib/db/client";
 import { describeDiff, exportPolicyFile, importPolicyFile, parsePolicyFile, checkPolicyFile } from "../lib/policy/file";
 import { recordSnapshots, setSummaryTemplate } from "../lib/gateway/discover";
 import { connectionOf, saveUpstream } from "../lib/gateway/servers";
-import { saveRuleVersion, RuleRejected, type RuleInput } from "../lib/policy/save-rule";
+import { saveRuleVersion, RuleRejected } from "../lib/policy/save-rule";
 import { currentDocument, currentRules, saveDocument } from "../lib/policy/store";
 import { policyTools } from "../lib/tools/catalog";
 import { callTool } from "../lib/tasks/call";
-import { principal, resetDb, userId } from "./support/db";
+import { activeRuleFields, principal, resetDb, userId } from "./support/db";
 import { edited } from "./support/edit";
 import { policyTestCli } from "./support/policy-test-cli";
 import { T0 } from "./support/proof";
@@ -159,12 +159,10 @@ describe("export and import of the whole policy", () => {
     const actor = await admin();
     const base = await exportPolicyFile();
     const files = ["160.00", "170.00", "180.00"].map((v) => base.replace("    value: EUR 150.00\n", `    value: EUR ${v}\n`));
-    const rule = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
-    const { id: _i, version: _v, createdAt: _c, createdBy: _b, ...fields } = rule;
-    void _i, _v, _c, _b;
+    const fields = await activeRuleFields("refund-over-limit");
     const results = await Promise.all([
       ...files.map((f) => importPolicyFile(f, actor, T0)),
-      saveRuleVersion({ ...(fields as RuleInput), value: "19000" }, actor, T0),
+      saveRuleVersion({ ...fields, value: "19000" }, actor, T0),
     ]);
     expect(results.slice(0, 3).every((r) => "ok" in r && r.ok)).toBe(true);
     const versions = await db().policyRule.findMany({ where: { ruleKey: "refund-over-limit" }, orderBy: { version: "asc" } });
@@ -176,13 +174,11 @@ describe("export and import of the whole policy", () => {
 
 describe("saving a version runs the document's test cases", () => {
   it("saving a form rule that breaks a test case is refused with a message naming the test, and saves nothing", async () => {
-    const rule = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
-    const { id: _i, version: _v, createdAt: _c, createdBy: _b, ...fields } = rule;
-    void _i, _v, _c, _b;
+    const fields = await activeRuleFields("refund-over-limit");
     const before = await policyState();
-    const save = saveRuleVersion({ ...(fields as RuleInput), value: "1000" }, await admin(), T0);
+    const save = saveRuleVersion({ ...fields, value: "1000" }, await admin(), T0);
     await expect(save).rejects.toBeInstanceOf(RuleRejected);
-    await expect(saveRuleVersion({ ...(fields as RuleInput), value: "1000" }, await admin(), T0)).rejects.toThrow(
+    await expect(saveRuleVersion({ ...fields, value: "1000" }, await admin(), T0)).rejects.toThrow(
       'With this rule in place, the test "a refund within the limit runs at once" fails: expected allow, got requestable by rule:refund-over-limit (and 1 more test).',
     );
     expect(await policyState()).toEqual(before);

@@ -2,19 +2,14 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
 import { currentRules } from "../lib/policy/store";
-import { saveRuleVersion, type RuleInput } from "../lib/policy/save-rule";
+import { saveRuleVersion } from "../lib/policy/save-rule";
 import { callTool } from "../lib/tasks/call";
-import { principal, resetDb, userId } from "./support/db";
+import { activeRuleFields, principal, resetDb, userId } from "./support/db";
 
 import { T0 } from "./support/proof";
 beforeEach(resetDb);
 
-async function refundRule(): Promise<RuleInput> {
-  const r = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
-  const { id, version, createdAt, createdBy, ...rest } = r;
-  void id, version, createdAt, createdBy;
-  return rest as RuleInput;
-}
+const refundRule = () => activeRuleFields("refund-over-limit");
 
 describe("policy rules are versioned data", () => {
   it("saving makes a new version, retires the previous one, and the previous stays readable", async () => {

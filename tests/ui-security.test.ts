@@ -48,7 +48,7 @@ import { createAgent } from "../lib/admin/agents";
 import { db } from "../lib/db/client";
 import { callTool } from "../lib/tasks/call";
 import { createWebhook } from "../lib/webhooks/admin";
-import { principal, requestIdOf, resetDb, userId } from "./support/db";
+import { activeRuleFields, principal, requestIdOf, resetDb, userId } from "./support/db";
 import { newSessionTimes } from "../lib/auth/session-lifetime";
 
 const HOST = "countersign.test";
@@ -412,10 +412,7 @@ describe("route handlers refuse", () => {
   });
 
   it("POST /api/admin/policy/preview: no session 401, wrong role 403, forged or missing Origin 403", async () => {
-    const r = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
-    const { id, version, createdAt, createdBy, ...draft } = r;
-    void id, version, createdAt, createdBy;
-    const body = { draft: { ...draft, value: "20000" }, arguments: { order_id: "O-2289" } };
+    const body = { draft: { ...(await activeRuleFields("refund-over-limit")), value: "20000" }, arguments: { order_id: "O-2289" } };
     await as("nobody");
     expect((await previewPOST(post("/api/admin/policy/preview", body))).status).toBe(401);
     await as("lena");

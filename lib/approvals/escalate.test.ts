@@ -14,7 +14,7 @@ import { sweep } from "../execution/sweep";
 import { inboxPage } from "../inbox/inbox";
 import { parseInboxParams } from "../inbox/params";
 import { requestFor } from "../inbox/queries";
-import { requestIdOf, resetDb, userId } from "../../tests/support/db";
+import { activeRuleFields, requestIdOf, resetDb, userId } from "../../tests/support/db";
 import { HOUR, LEADS, MIN, T0, TREASURY, at, freshOrder, gatedRefund, sideEffects } from "../../tests/support/proof";
 
 const ADMIN = "admin@countersign.test";
@@ -32,9 +32,7 @@ afterEach(() => {
 
 /** Refunds over the limit escalate to treasury after an hour without a decision. */
 async function escalateRefunds(changes: Partial<RuleInput> = {}): Promise<void> {
-  const { id, version, createdAt, createdBy, ...rest } = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
-  void id, version, createdAt, createdBy;
-  await saveRuleVersion({ ...(rest as RuleInput), escalateAfterSec: 3600, fallbackGroup: "treasury", ...changes }, await userId(ADMIN), T0);
+  await saveRuleVersion({ ...(await activeRuleFields("refund-over-limit")), escalateAfterSec: 3600, fallbackGroup: "treasury", ...changes }, await userId(ADMIN), T0);
 }
 
 async function decide(requestId: string, email: string, now: Date, decision: "approve" | "deny" = "approve") {

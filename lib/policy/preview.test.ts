@@ -5,7 +5,7 @@
  * call history (each window of the tool reads as empty), and nothing is saved.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { resetDb } from "../../tests/support/db";
+import { activeRuleFields, resetDb } from "../../tests/support/db";
 import { T0 } from "../../tests/support/proof";
 import { db } from "../db/client";
 import { previewRule } from "./preview";
@@ -13,12 +13,7 @@ import { previewRule } from "./preview";
 beforeEach(resetDb);
 
 /** The demo's refund rule as the editor would send it back. */
-async function refundDraft(): Promise<Record<string, unknown>> {
-  const r = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "refund-over-limit", active: true } });
-  const { id, version, createdAt, createdBy, ...draft } = r;
-  void id, version, createdAt, createdBy;
-  return draft;
-}
+const refundDraft = () => activeRuleFields("refund-over-limit");
 
 describe("what a preview refuses, and what each refusal is about", () => {
   it("a draft that is not a valid rule: its first field in error, with the editor's label", async () => {

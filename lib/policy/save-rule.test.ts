@@ -7,16 +7,12 @@ import { db } from "../db/client";
 import { callTool } from "../tasks/call";
 import { currentDocument, currentRules, saveDocument } from "./store";
 import { RuleRejected, ruleProblem, saveRuleVersion, type RuleInput } from "./save-rule";
-import { principal, resetDb, userId } from "../../tests/support/db";
+import { activeRuleFields, principal, resetDb, userId } from "../../tests/support/db";
 
 const T0 = new Date("2026-11-30T10:00:00Z");
 beforeEach(resetDb);
 
-async function current(ruleKey: string): Promise<RuleInput> {
-  const { id, version, createdAt, createdBy, ...rest } = await db().policyRule.findFirstOrThrow({ where: { ruleKey, active: true } });
-  void id, version, createdAt, createdBy;
-  return rest as RuleInput;
-}
+const current = activeRuleFields;
 
 const activeKeys = async () => (await db().policyRule.findMany({ where: { active: true }, orderBy: { ruleKey: "asc" } })).map((r) => `${r.ruleKey}@${r.version}`);
 

@@ -2,6 +2,7 @@
 import { db } from "../../lib/db/client";
 import { DEMO_AGENTS, seedDemo } from "../../lib/db/seed";
 import { authenticateAgent } from "../../lib/auth/agents";
+import type { RuleInput } from "../../lib/policy/save-rule";
 import type { Principal } from "../../lib/tasks/types";
 import type { Viewer } from "../../lib/inbox/inbox";
 import { callTool } from "../../lib/tasks/call";
@@ -18,6 +19,13 @@ export async function principal(agentName: (typeof DEMO_AGENTS)[number]["name"] 
   const p = await authenticateAgent(a.token);
   if (!p) throw new Error(`demo agent ${agentName} did not authenticate`);
   return p;
+}
+
+/** The active version of a rule key as the editor sends it back: its fields without id, version and authorship. */
+export async function activeRuleFields(ruleKey: string): Promise<RuleInput> {
+  const { id, version, createdAt, createdBy, ...fields } = await db().policyRule.findFirstOrThrow({ where: { ruleKey, active: true } });
+  void id, version, createdAt, createdBy;
+  return fields as RuleInput;
 }
 
 export async function userId(email: string): Promise<string> {
