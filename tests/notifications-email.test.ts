@@ -174,6 +174,17 @@ describe("email notifications through an SMTP server", () => {
     expect(toRequester.text).not.toContain("/requests/");
   });
 
+  it("an approval's outcome goes to the same people, once the approval decides the request", async () => {
+    const { requestId } = await refund();
+    await deliverNotifications(at(1000));
+    mails = [];
+    const r = await decide({ requestId, reviewerId: await userId("lena.lead@countersign.test"), decision: "approve" }, at(MIN));
+    expect(r).toMatchObject({ ok: true, requestStatus: "approved" });
+    await deliverNotifications(at(2 * MIN));
+    expect(byKind("outcome").map((m) => to(m)).sort()).toEqual([...LEADS, "rita.requester@countersign.test"].sort());
+    expect(byKind("outcome").map((m) => m.parsed.subject)).toEqual(Array(3).fill("[Countersign] Approved: EUR 180.00 refund on order O-2289"));
+  });
+
   it("an expired request's outcome says it expired, to the reviewers asked and the requester", async () => {
     const { requestId } = await refund();
     await deliverNotifications(at(1000));

@@ -54,3 +54,21 @@ describe(`submission idempotency (${inject("databaseKind")})`, () => {
     expect(await db().approvalRequest.count({ where: { idempotencyKey: key } })).toBe(1);
   });
 });
+
+describe(`a pending request's status (${inject("databaseKind")})`, () => {
+  it("warns when too few reviewers could approve it, counting every reviewer of its group but its requester", async () => {
+    const { handle } = await submitted();
+    const req = await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } });
+    const others = await db().user.findMany({ where: { id: { not: req.requesterUserId }, role: "reviewer", active: true, groups: { has: req.approverGroup } }, select: { id: true } });
+    expect(others.length).toBeGreaterThanOrEqual(req.approvalsRequired);
+    expect((await inboxBackend.status(handle, at(SEC))).note).toBeUndefined();
+    // The requester becomes a reviewer of the group, and all but one fewer than needed of the others leave it.
+    await db().user.update({ where: { id: req.requesterUserId }, data: { role: "reviewer", groups: [req.approverGroup] } });
+    await db().user.updateMany({ where: { id: { in: others.slice(req.approvalsRequired - 1).map((u) => u.id) } }, data: { groups: [] } });
+    expect(await inboxBackend.status(handle, at(SEC))).toEqual({
+      state: "pending",
+      deadline: req.deadline,
+      note: "Not enough eligible reviewers exist to approve this request; unless reviewers are added it will expire at its deadline.",
+    });
+  });
+});

@@ -5,8 +5,9 @@
  * request's decision in the deciding reviewer's name, the time to a decision, and what a lost database means.
  */
 import { beforeEach, describe, expect, inject, it, vi } from "vitest";
-import { db } from "../db/client";
-import { DECISION_NOT_RECORDED, DECISION_UNKNOWN, reviewRequest } from "./review";
+import { db, Prisma } from "../db/client";
+import { DECISION_NOT_RECORDED, DECISION_UNKNOWN, reviewRequest, settleRequest } from "./review";
+import { NO_PASSKEY } from "../passkeys/approval";
 import { metricValue } from "../metrics";
 import { withdrawApproval } from "./withdraw";
 import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db";
@@ -122,6 +123,22 @@ describe(`what a review records (${inject("databaseKind")})`, () => {
     expect(await counts()).toEqual([all + 1, upTo60 + 1, upTo10, denials + 1, 0]);
   });
 
+  it("any other failure is let through, a database error other than a second review included", async () => {
+    const requestId = await requestIdOf(await gatedDeploy());
+    const sasha = await userId(SRES[0]);
+    const client = db();
+    const spy = vi.spyOn(client, "$transaction");
+    try {
+      const notFound = new Prisma.PrismaClientKnownRequestError("Record to update not found.", { code: "P2025", clientVersion: "7" });
+      for (const failure of [new Error("bug"), notFound]) {
+        spy.mockImplementationOnce((() => Promise.reject(failure)) as never);
+        await expect(reviewRequest({ requestId, reviewerId: sasha, decision: "approve" }, at(MIN))).rejects.toBe(failure);
+      }
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("a database lost before the commit means the decision was not recorded; lost as the commit goes out, that it may have been", async () => {
     const requestId = await requestIdOf(await gatedDeploy());
     const sasha = await userId(SRES[0]);
@@ -143,5 +160,91 @@ describe(`what a review records (${inject("databaseKind")})`, () => {
     } finally {
       spy.mockRestore();
     }
+  });
+});
+
+/** The request's row as reviewRequest locks it: what settleRequest is given. */
+const lockedRow = (requestId: string) =>
+  db().$queryRaw<Parameters<typeof settleRequest>[1][]>`
+    SELECT id, "taskId", "requesterUserId", "approverGroup", "fallbackGroup", "escalatedAt", "approvalsRequired", status, deadline, "approvalValiditySec", "requirePasskey", "createdAt"
+    FROM "ApprovalRequest" WHERE id = ${requestId}`.then(([r]) => r);
+const deliveries = (requestId: string) =>
+  db().webhookDelivery.findMany({ where: { eventType: "request.decided" }, select: { payload: true } }).then((ds) => ds.map((d) => d.payload as { data: Record<string, unknown> }).filter((p) => p.data.requestId === requestId).map((p) => p.data));
+
+describe(`a review's approval checks and the request's decision (${inject("databaseKind")})`, () => {
+  it("a request already decided is refused by its status, for an approval and a denial", async () => {
+    const requestId = await requestIdOf(await gatedDeploy());
+    const [sasha, sid] = [await userId(SRES[0]), await userId(SRES[1])];
+    expect(await reviewRequest({ requestId, reviewerId: sasha, decision: "approve" }, at(MIN))).toMatchObject({ ok: true, requestStatus: "approved" });
+    for (const decision of ["approve", "deny"] as const) {
+      expect(await reviewRequest({ requestId, reviewerId: sid, decision, comment: "late" }, at(2 * MIN))).toEqual({ ok: false, error: "This request is already approved." });
+    }
+  });
+
+  it("an approval's confirmation is judged with the request's body and the other reviewers' approvals; a denial is never asked", async () => {
+    const requestId = await twoApproverTransfer();
+    const [tara, theo] = [await userId(TREASURY[0]), await userId(TREASURY[1])];
+    const seen: unknown[] = [];
+    const confirm = (refusal: string | null) => (req: { body: unknown; approvalsRequired: number; approvals: number }) => (seen.push(req), refusal);
+    const { body } = await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId }, select: { body: true } });
+    expect(await reviewRequest({ requestId, reviewerId: tara, decision: "approve", confirm: confirm(null) }, at(MIN))).toMatchObject({ ok: true, requestStatus: "pending" });
+    expect(seen).toEqual([{ body, approvalsRequired: 2, approvals: 0 }]);
+    // Tara's own approval is not another's: asked again, she is judged with none, then refused as a second review.
+    expect(await reviewRequest({ requestId, reviewerId: tara, decision: "approve", confirm: confirm(null) }, at(MIN))).toEqual({ ok: false, error: "You have already reviewed this request." });
+    expect(seen[1]).toEqual({ body, approvalsRequired: 2, approvals: 0 });
+    const before = await written();
+    expect(await reviewRequest({ requestId, reviewerId: theo, decision: "approve", confirm: confirm("Type the amount to confirm.") }, at(2 * MIN))).toEqual({
+      ok: false,
+      error: "Type the amount to confirm.",
+    });
+    expect(seen[2]).toEqual({ body, approvalsRequired: 2, approvals: 1 });
+    expect(await written()).toEqual(before);
+    expect(await reviewRequest({ requestId, reviewerId: theo, decision: "deny", comment: "no", confirm: confirm("never asked") }, at(3 * MIN))).toMatchObject({ ok: true, requestStatus: "denied" });
+    expect(seen).toHaveLength(3);
+  });
+
+  it("a request whose rule requires a passkey is not approved without one, and is denied without one", async () => {
+    const requestId = await requestIdOf(await gatedDeploy());
+    await db().approvalRequest.update({ where: { id: requestId }, data: { requirePasskey: true } });
+    const sasha = await userId(SRES[0]);
+    const before = await written();
+    expect(await reviewRequest({ requestId, reviewerId: sasha, decision: "approve" }, at(MIN))).toEqual({ ok: false, error: NO_PASSKEY });
+    expect(await written()).toEqual(before);
+    expect(await reviewRequest({ requestId, reviewerId: sasha, decision: "deny", comment: "not now" }, at(MIN))).toMatchObject({ ok: true, requestStatus: "denied" });
+  });
+
+  it("the decision is announced once, with its approvals and the approval's expiry; a request decided meanwhile is left as it is", async () => {
+    await db().webhook.create({ data: { url: "http://127.0.0.1:9/hook", secret: "whsec_test", events: ["request.decided"], createdBy: "test" } });
+    const approved = await requestIdOf(await gatedDeploy());
+    const stale = await lockedRow(approved);
+    const sasha = await userId(SRES[0]);
+    expect(await reviewRequest({ requestId: approved, reviewerId: sasha, decision: "approve" }, at(MIN))).toMatchObject({ ok: true, requestStatus: "approved" });
+    const expiresAt = new Date(at(MIN).getTime() + stale.approvalValiditySec * 1000).toISOString();
+    const event = await db().auditEvent.findFirstOrThrow({ where: { requestId: approved, type: "request.approved" } });
+    expect(event.data).toEqual({ approvals: 1, expiresAt });
+    expect(await deliveries(approved)).toEqual([{ taskId: stale.taskId, requestId: approved, decision: "approved", approvalExpiresAt: expiresAt }]);
+    expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: approved }, select: { status: true, decidedAt: true, approvedAt: true, approvalExpiresAt: true } })).toEqual({
+      status: "approved",
+      decidedAt: at(MIN),
+      approvedAt: at(MIN),
+      approvalExpiresAt: new Date(expiresAt),
+    });
+    // Settled again from the row as it was read before: already approved, so nothing changes and nothing is announced.
+    expect(await db().$transaction((tx) => settleRequest(tx, stale, "user:someone", at(2 * MIN)))).toBe("pending");
+    expect(await db().auditEvent.count({ where: { requestId: approved, type: "request.approved" } })).toBe(1);
+    expect(await deliveries(approved)).toHaveLength(1);
+
+    const denied = await twoApproverTransfer();
+    const staleDenied = await lockedRow(denied);
+    expect(await reviewRequest({ requestId: denied, reviewerId: await userId(TREASURY[0]), decision: "deny", comment: "no" }, at(MIN))).toMatchObject({ ok: true, requestStatus: "denied" });
+    expect(await deliveries(denied)).toEqual([{ taskId: staleDenied.taskId, requestId: denied, decision: "denied" }]);
+    expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: denied }, select: { status: true, decidedAt: true, approvedAt: true } })).toEqual({
+      status: "denied",
+      decidedAt: at(MIN),
+      approvedAt: null,
+    });
+    expect(await db().$transaction((tx) => settleRequest(tx, staleDenied, "user:someone", at(2 * MIN)))).toBe("pending");
+    expect(await db().auditEvent.count({ where: { requestId: denied, type: "request.denied" } })).toBe(1);
+    expect(await deliveries(denied)).toHaveLength(1);
   });
 });

@@ -156,13 +156,13 @@ export function windowsApply(defs: HistoryDef[], tool: string): boolean {
 }
 
 /**
- * The record of a call that has run, as a write for appendAuditWith (the record and the call's audit event in one
- * statement): for a tool no window reads, nothing waits on the record, so it is written once, after the fact, as
- * `executed`. The snapshot is sealed here, as the client extension would seal it (the statement bypasses it).
+ * The record of an allowed call, as a write for appendAuditWith (the record and the call's audit event in one
+ * statement): for a tool no window reads, nothing waits on the record, so it is written once, as `executed`, while
+ * the tool runs (voidRecord takes it back when the tool did not run). `id` is the record's, for that. The snapshot
+ * is sealed here, as the client extension would seal it (the statement bypasses it).
  */
-export function executedRecordWrite(call: HistoryCall, now: Date): AuditedWrite {
+export function executedRecordWrite(call: HistoryCall, now: Date, id: string = randomUUID()): AuditedWrite {
   checkCall(call);
-  const id = randomUUID();
   const d = recordData(call, "reserved", now);
   const snapshot = call.snapshot ? JSON.stringify(seal(call.snapshot, aadFor("CallRecord", "snapshot", { id }))) : null;
   return {
@@ -278,6 +278,15 @@ export async function settleRecord(
     where: { ...where, status: { in: ["reserved", "pending"] } },
     data: { status, settledAt: now },
   });
+  return n.count === 1;
+}
+
+/**
+ * Takes back an allowed call's record written as the call went to its tool, when the tool did not run or did not
+ * complete: it no longer counts in any window.
+ */
+export async function voidRecord(id: string, now: Date, tx?: Tx): Promise<boolean> {
+  const n = await (tx ?? db()).callRecord.updateMany({ where: { id, taskId: null, status: { in: ["reserved", "executed"] } }, data: { status: "void", settledAt: now } });
   return n.count === 1;
 }
 

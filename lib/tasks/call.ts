@@ -3,12 +3,13 @@
  * execute at once (allow), refuse (deny), or open an approval task (requestable denial). The tool never runs on a
  * requestable denial.
  */
+import { randomUUID } from "node:crypto";
 import { db, direct } from "../db/client";
 import { appendAudit, appendAuditWith } from "../audit/append";
 import { digest } from "../canonical";
 import { evaluate, type CompiledPolicy, type Decision } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
-import { executedRecordWrite, historyCallOf, settleRecord, windowsApply, withHistory } from "../policy/history";
+import { executedRecordWrite, historyCallOf, settleRecord, voidRecord, windowsApply, withHistory } from "../policy/history";
 import { subjectOf } from "../auth/agents";
 import { getTool, toolVersion } from "../tools/catalog";
 import { countCall } from "../metrics";
@@ -103,7 +104,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   const submits = (d: Decision) => d.decision === "requestable" && opts.tasks && (!d.requirements.requireJustification || !!opts.input);
   const historyCall = { ...historyCallOf(tool, principal, resource), snapshot: { args, resource } };
   // When no window reads this tool, nothing needs counting first: an allowed call is recorded with its audit event
-  // once it ran, and only a call that opens a task is recorded before (as pending).
+  // as it goes to the tool, and only a call that opens a task is recorded here (as pending).
   const counted = windowsApply(policy.document.history, tool.name);
   const { result: decision, recordId, recordWithTask } = await withHistory(policy.document.history, historyCall, now, (history) => {
     const d = evaluate({ subject, action: { name: tool.name }, resource, context: { args, history } }, policy, now);
@@ -126,45 +127,60 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   }
 
   if (decision.decision === "allow") {
-    try {
-      if (opts.progress) opts.progress.stage = "running";
-      const out = await tool.run(args, { taskId: null, now, resource: { type: resource.type, id: resource.id } });
-      if (opts.progress) opts.progress.stage = "ran";
-      // A tool error the tool itself reported (an upstream's isError result) still ran: recorded like any call.
-      const executed = {
-        type: "call.executed",
-        actor: `agent:${principal.agentId}`,
-        data: { tool: tool.name, argumentsDigest, rule: decision.rule, ...(out.isError ? { isError: true } : {}) },
-        at: now,
-      };
-      if (recordId) {
-        await db().$transaction(async (tx) => {
+    const actor = `agent:${principal.agentId}`;
+    const data = { tool: tool.name, argumentsDigest, rule: decision.rule };
+    const started = { type: "call.executed", actor, data, at: now };
+    if (opts.progress) opts.progress.stage = "running";
+    // The call's record and its event are written while the tool runs (one round trip off the call's path), and the
+    // agent reads the result only once both are done. `call.executed` says the allowed call went to the tool; what
+    // the tool then reports that changes it (an error result, not run, not completed, unknown) follows as its own
+    // event. The common case (no window counted the call first) is one statement: the record with its event.
+    const executedId = recordId ?? randomUUID();
+    const recorded = recordId
+      ? db().$transaction(async (tx) => {
           await settleRecord({ id: recordId }, "executed", now, tx);
-          await appendAudit(tx, executed);
-        });
-      } else {
-        // The common case (no window counted the call first): its record and its event in one statement.
-        await appendAuditWith(direct(), executed, executedRecordWrite(historyCall, now));
-      }
+          await appendAudit(tx, started);
+        })
+      : appendAuditWith(direct(), started, executedRecordWrite(historyCall, now, executedId));
+    // A tool that throws before its first await fails the same way as one that rejects.
+    const ran = (async () => tool.run(args, { taskId: null, now, resource: { type: resource.type, id: resource.id } }))();
+    const [written, result] = await Promise.allSettled([recorded, ran]);
+    if (result.status === "fulfilled") {
+      const out = result.value;
+      if (opts.progress) opts.progress.stage = "ran";
+      if (written.status === "rejected") throw written.reason;
+      // A tool error the tool itself reported (an upstream's isError result) still ran: the record stays executed.
+      if (out.isError) await appendAuditWith(direct(), { type: "call.tool-error", actor, data, at: now }, null);
       return { kind: "result", outcome: { text: out.text, isError: out.isError === true, structured: out.structured, content: out.content } };
-    } catch (e) {
-      if (e instanceof ToolOutcomeUnknownError) {
-        if (recordId) await settleRecord({ id: recordId }, "executed", now);
-        await db().$transaction((tx) =>
-          appendAudit(tx, { type: "call.outcome-unknown", actor: `agent:${principal.agentId}`, data: { tool: tool.name, argumentsDigest, rule: decision.rule }, at: now }),
-        );
-        return refused(`${e.message} The tool may have run; do not retry automatically.`);
-      }
-      if (e instanceof ToolBusyError) {
-        if (recordId) await settleRecord({ id: recordId }, "void", now);
-        return refused(`${e.message} The tool did not run; try again later.`);
-      }
-      if (e instanceof ToolError) {
-        if (recordId) await settleRecord({ id: recordId }, "void", now);
-        return refused(`${e.message} The tool did not complete.`);
-      }
-      throw e;
     }
+    const e = result.reason;
+    // What the tool's failure means for the call's record, once the record is written (when it could not be, there
+    // is nothing to correct; an unknown outcome still needs its event, so it throws there).
+    const correct = async (type: string, status: "executed" | "void") => {
+      if (written.status === "rejected") {
+        if (status === "executed") throw written.reason;
+        return;
+      }
+      await db().$transaction(async (tx) => {
+        if (status === "void") await voidRecord(executedId, now, tx);
+        await appendAudit(tx, { type, actor, data, at: now });
+      });
+    };
+    if (e instanceof ToolOutcomeUnknownError) {
+      await correct("call.outcome-unknown", "executed");
+      return refused(`${e.message} The tool may have run; do not retry automatically.`);
+    }
+    if (e instanceof ToolBusyError) {
+      await correct("call.not-run", "void");
+      return refused(`${e.message} The tool did not run; try again later.`);
+    }
+    if (e instanceof ToolError) {
+      await correct("call.not-completed", "void");
+      return refused(`${e.message} The tool did not complete.`);
+    }
+    // Anything else leaves whether the tool ran unknown (the caller's answer says so): the trail says it too.
+    await correct("call.outcome-unknown", "executed").catch(() => undefined);
+    throw e;
   }
 
   if (!opts.tasks) {
