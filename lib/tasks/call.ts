@@ -7,13 +7,13 @@ import { randomUUID } from "node:crypto";
 import { db, direct } from "../db/client";
 import { appendAudit, appendAuditWith } from "../audit/append";
 import { digest } from "../canonical";
-import { evaluate, type CompiledPolicy, type Decision } from "../policy/evaluate";
+import { evaluate, type CompiledPolicy, type Decision, type ResourceView, type RuleRef } from "../policy/evaluate";
 import { currentPolicy } from "../policy/store";
-import { executedRecordWrite, historyCallOf, settleRecord, voidRecord, windowsApply, withHistory } from "../policy/history";
+import { executedRecordWrite, historyCallOf, settleRecord, voidRecord, windowsApply, withHistory, type HistoryCall } from "../policy/history";
 import { subjectOf } from "../auth/agents";
 import { getTool, toolVersion } from "../tools/catalog";
 import { countCall } from "../metrics";
-import { ToolBusyError, ToolError, ToolOutcomeUnknownError } from "../tools/types";
+import { ToolBusyError, ToolError, ToolOutcomeUnknownError, type ToolDef } from "../tools/types";
 import type { SubmissionInput } from "../approvals/backend";
 import { argumentsProblem, describeIssues } from "../tools/check-arguments";
 import { SubmissionInProgress, createApprovalTask, type CreateInput } from "./create";
@@ -127,60 +127,7 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
   }
 
   if (decision.decision === "allow") {
-    const actor = `agent:${principal.agentId}`;
-    const data = { tool: tool.name, argumentsDigest, rule: decision.rule };
-    const started = { type: "call.executed", actor, data, at: now };
-    if (opts.progress) opts.progress.stage = "running";
-    // The call's record and its event are written while the tool runs (one round trip off the call's path), and the
-    // agent reads the result only once both are done. `call.executed` says the allowed call went to the tool; what
-    // the tool then reports that changes it (an error result, not run, not completed, unknown) follows as its own
-    // event. The common case (no window counted the call first) is one statement: the record with its event.
-    const executedId = recordId ?? randomUUID();
-    const recorded = recordId
-      ? db().$transaction(async (tx) => {
-          await settleRecord({ id: recordId }, "executed", now, tx);
-          await appendAudit(tx, started);
-        })
-      : appendAuditWith(direct(), started, executedRecordWrite(historyCall, now, executedId));
-    // A tool that throws before its first await fails the same way as one that rejects.
-    const ran = (async () => tool.run(args, { taskId: null, now, resource: { type: resource.type, id: resource.id } }))();
-    const [written, result] = await Promise.allSettled([recorded, ran]);
-    if (result.status === "fulfilled") {
-      const out = result.value;
-      if (opts.progress) opts.progress.stage = "ran";
-      if (written.status === "rejected") throw written.reason;
-      // A tool error the tool itself reported (an upstream's isError result) still ran: the record stays executed.
-      if (out.isError) await appendAuditWith(direct(), { type: "call.tool-error", actor, data, at: now }, null);
-      return { kind: "result", outcome: { text: out.text, isError: out.isError === true, structured: out.structured, content: out.content } };
-    }
-    const e = result.reason;
-    // What the tool's failure means for the call's record, once the record is written (when it could not be, there
-    // is nothing to correct; an unknown outcome still needs its event, so it throws there).
-    const correct = async (type: string, status: "executed" | "void") => {
-      if (written.status === "rejected") {
-        if (status === "executed") throw written.reason;
-        return;
-      }
-      await db().$transaction(async (tx) => {
-        if (status === "void") await voidRecord(executedId, now, tx);
-        await appendAudit(tx, { type, actor, data, at: now });
-      });
-    };
-    if (e instanceof ToolOutcomeUnknownError) {
-      await correct("call.outcome-unknown", "executed");
-      return refused(`${e.message} The tool may have run; do not retry automatically.`);
-    }
-    if (e instanceof ToolBusyError) {
-      await correct("call.not-run", "void");
-      return refused(`${e.message} The tool did not run; try again later.`);
-    }
-    if (e instanceof ToolError) {
-      await correct("call.not-completed", "void");
-      return refused(`${e.message} The tool did not complete.`);
-    }
-    // Anything else leaves whether the tool ran unknown (the caller's answer says so): the trail says it too.
-    await correct("call.outcome-unknown", "executed").catch(() => undefined);
-    throw e;
+    return runAllowed({ principal, tool, args, resource, argumentsDigest, rule: decision.rule, recordId, historyCall, progress: opts.progress }, now);
   }
 
   if (!opts.tasks) {
@@ -241,4 +188,78 @@ export async function callTool(principal: Principal, name: string, rawArgs: unkn
     modelMessage:
       "This call needs approval before it can run, so it has not run yet. It is pending review; you can continue other work and check the task later.",
   };
+}
+
+/**
+ * An allowed call, run: its record and `call.executed` are written while the tool runs (one round trip off the
+ * call's path), and the agent reads the result only once both are done. `call.executed` says the allowed call went
+ * to the tool; what the tool then reports that changes it (an error result, not run, not completed, unknown) follows
+ * as its own event. The common case (no window counted the call first, so no `recordId`) is one statement: the
+ * record with its event.
+ */
+async function runAllowed(
+  call: {
+    principal: Principal;
+    tool: ToolDef;
+    args: unknown;
+    resource: ResourceView;
+    argumentsDigest: string;
+    rule: RuleRef | null;
+    recordId: string | null | undefined;
+    historyCall: HistoryCall;
+    progress?: CallProgress;
+  },
+  now: Date,
+): Promise<CallOutcome> {
+  const { principal, tool, args, resource, argumentsDigest, recordId, historyCall, progress } = call;
+  const actor = `agent:${principal.agentId}`;
+  const data = { tool: tool.name, argumentsDigest, rule: call.rule };
+  const started = { type: "call.executed", actor, data, at: now };
+  if (progress) progress.stage = "running";
+  const executedId = recordId ?? randomUUID();
+  const recorded = recordId
+    ? db().$transaction(async (tx) => {
+        await settleRecord({ id: recordId }, "executed", now, tx);
+        await appendAudit(tx, started);
+      })
+    : appendAuditWith(direct(), started, executedRecordWrite(historyCall, now, executedId));
+  // A tool that throws before its first await fails the same way as one that rejects.
+  const ran = (async () => tool.run(args, { taskId: null, now, resource: { type: resource.type, id: resource.id } }))();
+  const [written, result] = await Promise.allSettled([recorded, ran]);
+  if (result.status === "fulfilled") {
+    const out = result.value;
+    if (progress) progress.stage = "ran";
+    if (written.status === "rejected") throw written.reason;
+    // A tool error the tool itself reported (an upstream's isError result) still ran: the record stays executed.
+    if (out.isError) await appendAuditWith(direct(), { type: "call.tool-error", actor, data, at: now }, null);
+    return { kind: "result", outcome: { text: out.text, isError: out.isError === true, structured: out.structured, content: out.content } };
+  }
+  const e = result.reason;
+  // What the tool's failure means for the call's record, once the record is written (when it could not be, there
+  // is nothing to correct; an unknown outcome still needs its event, so it throws there).
+  const correct = async (type: string, status: "executed" | "void") => {
+    if (written.status === "rejected") {
+      if (status === "executed") throw written.reason;
+      return;
+    }
+    await db().$transaction(async (tx) => {
+      if (status === "void") await voidRecord(executedId, now, tx);
+      await appendAudit(tx, { type, actor, data, at: now });
+    });
+  };
+  if (e instanceof ToolOutcomeUnknownError) {
+    await correct("call.outcome-unknown", "executed");
+    return refused(`${e.message} The tool may have run; do not retry automatically.`);
+  }
+  if (e instanceof ToolBusyError) {
+    await correct("call.not-run", "void");
+    return refused(`${e.message} The tool did not run; try again later.`);
+  }
+  if (e instanceof ToolError) {
+    await correct("call.not-completed", "void");
+    return refused(`${e.message} The tool did not complete.`);
+  }
+  // Anything else leaves whether the tool ran unknown (the caller's answer says so): the trail says it too.
+  await correct("call.outcome-unknown", "executed").catch(() => undefined);
+  throw e;
 }
