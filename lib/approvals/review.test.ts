@@ -6,7 +6,7 @@
  */
 import { beforeEach, describe, expect, inject, it, vi } from "vitest";
 import { db, Prisma } from "../db/client";
-import { DECISION_NOT_RECORDED, DECISION_UNKNOWN, reviewRequest, settleRequest } from "./review";
+import { DECISION_NOT_RECORDED, DECISION_UNKNOWN, lockRequest, reviewRequest, settleRequest } from "./review";
 import { NO_PASSKEY } from "../passkeys/approval";
 import { metricValue } from "../metrics";
 import { withdrawApproval } from "./withdraw";
@@ -164,10 +164,7 @@ describe(`what a review records (${inject("databaseKind")})`, () => {
 });
 
 /** The request's row as reviewRequest locks it: what settleRequest is given. */
-const lockedRow = (requestId: string) =>
-  db().$queryRaw<Parameters<typeof settleRequest>[1][]>`
-    SELECT id, "taskId", "requesterUserId", "approverGroup", "fallbackGroup", "escalatedAt", "approvalsRequired", status, deadline, "approvalValiditySec", "requirePasskey", "createdAt"
-    FROM "ApprovalRequest" WHERE id = ${requestId}`.then(([r]) => r);
+const lockedRow = async (requestId: string) => (await db().$transaction((tx) => lockRequest(tx, requestId)))!;
 const deliveries = (requestId: string) =>
   db().webhookDelivery.findMany({ where: { eventType: "request.decided" }, select: { payload: true } }).then((ds) => ds.map((d) => d.payload as { data: Record<string, unknown> }).filter((p) => p.data.requestId === requestId).map((p) => p.data));
 

@@ -50,6 +50,15 @@ type LockedRequest = {
 
 class Refused extends Error {}
 
+/** The request's row, locked FOR UPDATE until the transaction ends: what a review decides on. */
+export async function lockRequest(tx: Tx, requestId: string): Promise<LockedRequest | undefined> {
+  const [req] = await tx.$queryRaw<LockedRequest[]>`
+    SELECT id, "taskId", "requesterUserId", "approverGroup", "fallbackGroup", "escalatedAt", "approvalsRequired", status, deadline, "approvalValiditySec", "requirePasskey", "createdAt"
+    FROM "ApprovalRequest" WHERE id = ${requestId}
+    FOR UPDATE`;
+  return req;
+}
+
 export async function reviewRequest(input: ReviewInput, now: Date): Promise<ReviewResult> {
   const comment = input.comment?.trim() || null;
   if (input.decision === "deny" && !comment) return { ok: false, error: "A denial needs a reason." };
@@ -60,10 +69,7 @@ export async function reviewRequest(input: ReviewInput, now: Date): Promise<Revi
     if (!reviewer) return { ok: false, error: "No such request." };
     let createdAt: Date | undefined;
     const result = await db().$transaction(async (tx): Promise<ReviewResult> => {
-      const [req] = await tx.$queryRaw<LockedRequest[]>`
-        SELECT id, "taskId", "requesterUserId", "approverGroup", "fallbackGroup", "escalatedAt", "approvalsRequired", status, deadline, "approvalValiditySec", "requirePasskey", "createdAt"
-        FROM "ApprovalRequest" WHERE id = ${input.requestId}
-        FOR UPDATE`;
+      const req = await lockRequest(tx, input.requestId);
       if (!req) throw new Refused("No such request.");
       if (reviewer.id === req.requesterUserId) throw new Refused("You cannot review your own request.");
       if (!(await isEligibleReviewer(reviewer.id, req, now, tx))) {
