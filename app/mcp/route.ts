@@ -8,7 +8,7 @@
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { logFailure, logRequest } from "@/lib/log";
 import { requireAgent } from "@/lib/mcp/auth";
-import { nestingRefusal } from "@/lib/mcp/nesting";
+import { parsedBodyOf, screenBody } from "@/lib/mcp/nesting";
 import { originRefusal } from "@/lib/mcp/origin";
 import { createServer } from "@/lib/mcp/server";
 import { answeringOutages, noteUnavailable } from "@/lib/mcp/unavailable";
@@ -49,13 +49,16 @@ function serve(request: Request): Promise<Response> {
 }
 
 async function answer(request: Request): Promise<Response> {
-  const refused = originRefusal(request) ?? (await nestingRefusal(request));
+  const refused = originRefusal(request);
   if (refused) return refused;
+  const body = await screenBody(request);
+  if ("refused" in body) return body.refused;
   // An unreachable database (in authentication or in building the server) is a 503 that says nothing ran.
   return answeringOutages(async () => {
     const auth = await requireAgent(request);
     if (auth instanceof Response) return auth;
-    return handler.fetch(request, { authInfo: auth });
+    // Parsed once the caller is known, and handed to the SDK so it does not read the body a second time.
+    return handler.fetch(request, { authInfo: auth, ...parsedBodyOf(body.text) });
   });
 }
 

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { resetDb } from "../../tests/support/db";
-import { MAX_JSON_DEPTH, jsonDepth } from "./nesting";
+import { MAX_JSON_DEPTH, jsonDepth, parsedBodyOf, screenBody } from "./nesting";
 import { TASKS, call, rpc } from "./testing";
 
 function nested(depth: number): object {
@@ -43,5 +43,38 @@ describe("JSON nesting depth", () => {
     expect(r.status).toBe(200);
     expect(r.body.result.isError).toBe(true);
     expect(r.body.result.content[0].text).toMatch(/did not run/);
+  });
+});
+
+describe("the body read once for the SDK", () => {
+  const post = (body: string | null, method = "POST") =>
+    new Request("http://127.0.0.1/mcp", { method, body, headers: { "content-type": "application/json" } });
+
+  it("a readable body comes back as its text and the request's own body stays unread", async () => {
+    const request = post('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+    const screened = await screenBody(request);
+    expect(screened).toEqual({ text: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    expect(request.bodyUsed).toBe(false);
+    expect(await request.text()).toBe('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+  });
+
+  it("a body nested too deep is refused; a GET or a POST without a body is left to the SDK", async () => {
+    const refused = await screenBody(post(JSON.stringify(nested(MAX_JSON_DEPTH + 1))));
+    expect("refused" in refused && refused.refused.status).toBe(400);
+    expect(await screenBody(post(JSON.stringify(nested(MAX_JSON_DEPTH))))).toHaveProperty("text");
+    expect(await screenBody(new Request("http://127.0.0.1/mcp"))).toEqual({});
+    expect(await screenBody(post(null))).toEqual({});
+  });
+
+  it("a body too large to read whole is left to the SDK, which answers it with its 413", async () => {
+    expect(await screenBody(post(`{"x":"${"a".repeat(5 * 1024 * 1024)}"}`))).toEqual({});
+  });
+
+  it("only JSON text becomes parsedBody: empty or malformed text gives nothing, so the SDK reads and answers it", () => {
+    expect(parsedBodyOf('{"a":[1,2]}')).toEqual({ parsedBody: { a: [1, 2] } });
+    expect(parsedBodyOf("null")).toEqual({ parsedBody: null });
+    expect(parsedBodyOf("")).toEqual({});
+    expect(parsedBodyOf(undefined)).toEqual({});
+    expect(parsedBodyOf('{"jsonrpc":"2.0",')).toEqual({});
   });
 });

@@ -3,6 +3,7 @@
  * validates it. Parsers and schema validators walk JSON recursively, so a body of a few kilobytes nested a few
  * thousand levels deep exhausts the stack inside the SDK's envelope validation (a RangeError answered as a 500).
  * No MCP request needs more than a few levels; MAX_JSON_DEPTH leaves ample room for nested tool arguments.
+ * The body read for this check is the one the SDK gets, parsed once (`parsedBody`): it is read a single time.
  */
 import { readRequestBody } from "@modelcontextprotocol/server";
 
@@ -27,16 +28,38 @@ export function jsonDepth(text: string): number {
   return max;
 }
 
+/** What the route learned from a POST body before authentication (`screenBody`). */
+export type ScreenedBody = { refused: Response } | { text?: string };
+
 /**
- * A 400 JSON-RPC Invalid Request for a POST body nested deeper than MAX_JSON_DEPTH; null for anything else, which
- * the SDK then reads and answers as usual (an oversized body included: it keeps its 413).
+ * Reads a POST body once, before anything parses or validates it: a body nested deeper than MAX_JSON_DEPTH is
+ * refused with a 400 JSON-RPC Invalid Request; any other readable body comes back as its text, for `parsedBody`
+ * once the request is authenticated. A body that cannot be read or is too large comes back without text, and the
+ * SDK reads and answers it as it does (413 included). The request's own body is left unread (a clone is read).
  */
-export async function nestingRefusal(request: Request): Promise<Response | null> {
-  if (request.method !== "POST" || request.body === null) return null;
+export async function screenBody(request: Request): Promise<ScreenedBody> {
+  if (request.method !== "POST" || request.body === null) return {};
   const read = await readRequestBody(request.clone()).catch(() => null);
-  if (!read || read.tooLarge || jsonDepth(read.text) <= MAX_JSON_DEPTH) return null;
-  return new Response(
-    JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels` } }),
-    { status: 400, headers: { "Content-Type": "application/json" } },
-  );
+  if (!read || read.tooLarge) return {};
+  if (jsonDepth(read.text) <= MAX_JSON_DEPTH) return { text: read.text };
+  return {
+    refused: new Response(
+      JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: `Invalid Request: JSON nested deeper than ${MAX_JSON_DEPTH} levels` } }),
+      { status: 400, headers: { "Content-Type": "application/json" } },
+    ),
+  };
+}
+
+/**
+ * The body as the SDK's `parsedBody`, so that it neither clones, reads nor parses the request again: only for text
+ * that is JSON. Empty or malformed text gives nothing, and the SDK reads the request itself and answers as it does
+ * (a parse error, or the 2025-era handler's own reading).
+ */
+export function parsedBodyOf(text: string | undefined): { parsedBody: unknown } | Record<string, never> {
+  if (!text) return {};
+  try {
+    return { parsedBody: JSON.parse(text) as unknown };
+  } catch {
+    return {};
+  }
 }

@@ -3,6 +3,10 @@
  * The restriction must never change a decision: a policy dropped for an action it could hold for would let a call
  * around a forbid, or lose the permit or requestable denial that decides it. Proved against the whole set, parsed
  * once more, over every demo tool and policies of every scope form.
+ *
+ * A decision that does not depend on the call (settledAnswer: partial evaluation with the resource and the context
+ * unknown) is taken without evaluating the call. That too must never change a decision: proved against the full
+ * evaluation of every call, with policies that read the principal only, and others that read the call.
  */
 import { describe, expect, it } from "vitest";
 import { DEMO_RULES } from "../db/seed";
@@ -11,7 +15,7 @@ import { actionScopeAdmits, policyJson, preparse } from "./cedar";
 import { compilePolicy } from "./compile";
 import { DEMO_DOCUMENT } from "./demo-policy";
 import { PolicyDocument } from "./document";
-import { evaluate, type CompiledPolicy, type ResourceView, type Rule, type Subject } from "./evaluate";
+import { evaluate, settledAnswer, type CompiledPolicy, type ResourceView, type Rule, type Subject } from "./evaluate";
 import { buildSchema } from "./schema";
 
 const T0 = new Date("2100-11-30T10:00:00.000Z");
@@ -69,21 +73,51 @@ forbid (principal, action, resource) when { principal.name == "blocked-bot" };
 
 @id("named-forbid")
 forbid (principal, action == Action::"delete_path", resource) when { resource.path == "notes/a.txt" };
+
+@id("frozen-group")
+forbid (principal in Group::"frozen", action in [Action::"wire_transfer", Action::"shop__lookup"], resource);
+
+@id("admins-delete")
+permit (principal, action in [Action::"delete_path", Action::"shop__lookup"], resource) when { principal.user.role == "admin" };
+
+@id("bulk-lookups")
+permit (principal, action == Action::"shop__lookup", resource) when { principal.name == "bulk-bot" };
+
+@id("overflows")
+forbid (principal, action == Action::"shop__lookup", resource) when { principal.name == "overflow-bot" && 9223372036854775807 + 1 > 0 };
+
+@id("lookup-reads-args")
+@approvers("support-leads")
+@reason("Looking up many orders needs a lead.")
+forbid (principal, action == Action::"shop__lookup", resource) when { principal.name == "bulk-bot" && context.args.limit > 100 };
+
+@id("owner-named")
+@approvers("sre")
+@reason("The release bot's deploys need an SRE.")
+forbid (principal, action == Action::"deploy_service", resource) when { principal.name == "release-bot" };
 `;
 
 const RULES: Rule[] = DEMO_RULES.map((r, i) => ({ ...r, id: `rule-${i}`, version: 1, currency: null, requireJustification: false }));
 
+/** A tool as the gateway describes an upstream's: its resource is the call itself. */
+const LOOKUP = {
+  name: "shop__lookup",
+  inputSchema: { type: "object", properties: { order: { type: "string" }, limit: { type: "integer" } }, required: ["order", "limit"] },
+  resourceEntity: "UpstreamShopLookup",
+  resourceShape: { server: { type: "String" }, tool: { type: "String" }, argumentsDigest: { type: "String" } },
+} as const;
+
 function compiled(): CompiledPolicy {
   const body = PolicyDocument.parse({ ...DEMO_DOCUMENT, policies: `${DEMO_DOCUMENT.policies}\n${EXTRA}`, tests: [] });
-  const r = compilePolicy({ rules: RULES, document: { id: "doc-1", version: 1, body }, tools: policyTools() }, { strict: true });
+  const r = compilePolicy({ rules: RULES, document: { id: "doc-1", version: 1, body }, tools: [...policyTools(), LOOKUP] }, { strict: true });
   if (!r.ok) throw new Error(JSON.stringify(r.problems));
   return r.policy;
 }
 
-const subject = (agent: string, groups: string[] = []): Subject => ({
+const subject = (agent: string, groups: string[] = [], role = "requester"): Subject => ({
   agentId: `agent-${agent}`,
   agentName: agent,
-  user: { id: `user-${agent}`, email: `${agent}@countersign.test`, name: agent, role: "requester", groups },
+  user: { id: `user-${agent}`, email: `${agent}@countersign.test`, name: agent, role, groups },
 });
 
 type Call = { tool: string; args: Record<string, unknown>; resource: ResourceView };
@@ -102,6 +136,11 @@ const calls: Call[] = [
     })),
   ),
   ...["notes/a.txt", "prod/db.sql"].map((path) => ({ tool: "delete_path", args: { path }, resource: { type: "path", id: path, properties: { path, kind: "file" } } })),
+  ...[5, 500].map((limit) => ({
+    tool: "shop__lookup",
+    args: { order: "O-4410", limit },
+    resource: { type: "UpstreamShopLookup", id: `shop__lookup:${limit}`, properties: { server: "shop", tool: "lookup", argumentsDigest: `sha256:${limit}` } },
+  })),
 ];
 
 describe("evaluation restricted to the policies an action's scope admits", () => {
@@ -116,8 +155,8 @@ describe("evaluation restricted to the policies an action's scope admits", () =>
         for (const at of [T0, NIGHT]) {
           const history = Object.fromEntries(policy.document.history.filter((h) => h.tool === call.tool).map((h) => [h.name, { total: 0, count: 0 }]));
           const req = { subject: who, action: { name: call.tool }, resource: call.resource, context: { args: call.args, history } };
-          const restricted = evaluate(req, policy, at);
-          expect(restricted, `${who.agentName} ${call.tool} ${JSON.stringify(call.args)} ${at.toISOString()}`).toEqual(evaluate(req, unrestricted, at));
+          const restricted = evaluate(req, policy, at, { full: true });
+          expect(restricted, `${who.agentName} ${call.tool} ${JSON.stringify(call.args)} ${at.toISOString()}`).toEqual(evaluate(req, unrestricted, at, { full: true }));
           decisions.add(`${restricted.decision}:${restricted.rule?.ruleKey}`);
         }
       }
@@ -133,5 +172,59 @@ describe("evaluation restricted to the policies an action's scope admits", () =>
     const first = policy.preparedFor("wire_transfer");
     expect(policy.preparedFor("wire_transfer")).toBe(first);
     expect(policy.preparedFor("issue_refund").setId).not.toBe(first.setId);
+  });
+});
+
+describe("a decision settled without the resource and the context", () => {
+  const subjects = [
+    subject("ops-bot"),
+    subject("support-bot", ["support"]),
+    subject("blocked-bot"),
+    subject("frozen-bot", ["frozen"]),
+    subject("admin-bot", [], "admin"),
+    subject("release-bot", ["sre"]),
+    subject("bulk-bot"),
+    subject("overflow-bot"),
+  ];
+
+  it("decides every call exactly as evaluating the call does, and is taken where nothing in the call matters", () => {
+    const policy = compiled();
+    const settled = new Set<string>();
+    const unsettled = new Set<string>();
+    const decisions = new Set<string>();
+    for (const who of subjects) {
+      for (const call of calls) {
+        (settledAnswer(policy, who, call.tool) ? settled : unsettled).add(`${who.agentName} ${call.tool}`);
+        for (const at of [T0, NIGHT]) {
+          const history = Object.fromEntries(policy.document.history.filter((h) => h.tool === call.tool).map((h) => [h.name, { total: 0, count: 0 }]));
+          for (const approval of [undefined, { approverGroup: "sre", approverIds: ["u-1"], approvedAt: T0, expiresAt: new Date(T0.getTime() + 3_600_000) }]) {
+            const req = { subject: who, action: { name: call.tool }, resource: call.resource, context: { args: call.args, history, ...(approval ? { approval } : {}) } };
+            const decided = evaluate(req, policy, at);
+            expect(decided, `${who.agentName} ${call.tool} ${JSON.stringify(call.args)} ${at.toISOString()} ${approval ? "approved" : ""}`).toEqual(evaluate(req, policy, at, { full: true }));
+            decisions.add(`${decided.decision}:${decided.rule?.ruleKey}`);
+          }
+        }
+      }
+    }
+    // Settled: the principal alone decides (by name, group or role) and no policy that could hold reads the call.
+    expect([...settled].sort()).toEqual(["admin-bot shop__lookup", "blocked-bot shop__lookup", "frozen-bot shop__lookup", "ops-bot shop__lookup", "release-bot shop__lookup", "support-bot shop__lookup"]);
+    // Not settled: a policy that may hold reads the arguments, the resource or the time.
+    // Nor when a policy errors for the principal: the call is then denied as an evaluation error.
+    for (const expected of ["overflow-bot shop__lookup", "bulk-bot shop__lookup", "ops-bot deploy_service", "ops-bot wire_transfer", "admin-bot delete_path"]) {
+      expect(unsettled, expected).toContain(expected);
+    }
+    for (const expected of ["deny:frozen-group", "deny:any-forbid", "requestable:owner-named", "allow:owner-named", "deny:named-forbid", "allow:admins-delete", "requestable:lookup-reads-args", "allow:bulk-lookups", "deny:evaluation-error"]) {
+      expect([...decisions].some((d) => d.startsWith(expected)), `${expected} in ${[...decisions].join(", ")}`).toBe(true);
+    }
+  });
+
+  it("is worked out once per policy, subject and tool", () => {
+    const policy = compiled();
+    const first = settledAnswer(policy, subject("frozen-bot", ["frozen"]), "shop__lookup");
+    expect(first).toEqual({ ok: true, decision: "deny", determining: ["frozen-group"], errors: [] });
+    expect(settledAnswer(policy, subject("frozen-bot", ["frozen"]), "shop__lookup")).toBe(first);
+    // Another group or role is another subject: outside the group nothing holds; as an admin the permit holds.
+    expect(settledAnswer(policy, subject("frozen-bot"), "shop__lookup")).toEqual({ ok: true, decision: "deny", determining: [], errors: [] });
+    expect(settledAnswer(policy, subject("frozen-bot", [], "admin"), "shop__lookup")).toEqual({ ok: true, decision: "allow", determining: ["admins-delete"], errors: [] });
   });
 });

@@ -182,14 +182,27 @@ describe("authorizePartial", () => {
   it("with the context unknown, a forbid that holds on any context must decide; one that depends on it only may", () => {
     const partial = (policies: Record<string, string>) => authorizePartial(policies, { type: "U", id: "p" }, { type: "Action", id: "a" }, [], ["args"]);
     const always = partial({ always: "forbid (principal, action, resource);", maybe: "permit (principal, action, resource) when { context.args > 1 };" });
-    expect(always).toMatchObject({ ok: true, decision: "deny", mustBeDetermining: ["always"] });
+    expect(always).toMatchObject({ ok: true, decision: "deny", mustBeDetermining: ["always"], nontrivialResiduals: ["maybe"], errored: [] });
     const depends = partial({ maybe: "forbid (principal, action, resource) when { context.args > 1 };", always: "permit (principal, action, resource);" });
     expect(depends.ok && { ...depends, mayBeDetermining: [...depends.mayBeDetermining].sort() }).toEqual({
       ok: true,
       decision: null,
       mustBeDetermining: [],
       mayBeDetermining: ["always", "maybe"],
+      nontrivialResiduals: ["maybe"],
+      errored: [],
     });
+  });
+
+  it("names the policies that errored on what is known", () => {
+    const r = authorizePartial(
+      { overflows: "forbid (principal, action, resource) when { 9223372036854775807 + 1 > 0 };", fine: "permit (principal, action, resource);" },
+      { type: "U", id: "p" },
+      { type: "Action", id: "a" },
+      [],
+      ["args"],
+    );
+    expect(r).toMatchObject({ ok: true, decision: "allow", mustBeDetermining: ["fine"], nontrivialResiduals: [], errored: ["overflows"] });
   });
 
   it("is not ok when the policies cannot be read", () => {

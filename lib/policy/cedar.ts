@@ -167,7 +167,18 @@ export function authorize(prepared: { setId: string; schemaId: string }, req: Ce
   };
 }
 
-export type PartialAnswer = { ok: true; decision: "allow" | "deny" | null; mustBeDetermining: string[]; mayBeDetermining: string[] } | { ok: false };
+export type PartialAnswer =
+  | {
+      ok: true;
+      decision: "allow" | "deny" | null;
+      mustBeDetermining: string[];
+      mayBeDetermining: string[];
+      /** Policies whose outcome still depends on what was left unknown. */
+      nontrivialResiduals: string[];
+      /** Policies that already errored on what was known. */
+      errored: string[];
+    }
+  | { ok: false };
 
 /** Partial evaluation with the resource and the context unknown: what policy may ever decide for this principal and action. */
 export function authorizePartial(policies: Record<string, string | CedarPolicyJson>, principal: CedarUid, action: CedarUid, entities: CedarEntity[], contextKeys: string[]): PartialAnswer {
@@ -175,5 +186,12 @@ export function authorizePartial(policies: Record<string, string | CedarPolicyJs
   for (const k of contextKeys) context[k] = { __extn: { fn: "unknown", arg: `context.${k}` } };
   const r = cedar.isAuthorizedPartial({ principal, action, resource: null, context, entities, policies: { staticPolicies: policies } });
   if (r.type === "failure") return { ok: false };
-  return { ok: true, decision: r.response.decision, mustBeDetermining: r.response.mustBeDetermining, mayBeDetermining: r.response.mayBeDetermining };
+  return {
+    ok: true,
+    decision: r.response.decision,
+    mustBeDetermining: r.response.mustBeDetermining,
+    mayBeDetermining: r.response.mayBeDetermining,
+    nontrivialResiduals: r.response.nontrivialResiduals,
+    errored: r.response.errored,
+  };
 }

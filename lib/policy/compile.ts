@@ -277,6 +277,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
       posture: postureResolver(body, docRef),
       problems: problems.map((p) => (p.line ? `${p.message} (line ${p.line}, column ${p.column})` : p.message)),
       visibility: new Map(),
+      settled: new Map(),
     },
   };
 }

@@ -381,7 +381,7 @@ describe("visibleTools", () => {
   });
 
   it("shows a tool when partial evaluation fails: listing is a courtesy, every call is still evaluated", () => {
-    const policy = { ...compiled([]), evaluated: { broken: "forbid (principal, action, resource) when { ?? };" }, visibility: new Map() };
+    const policy = { ...compiled([]), evaluated: { broken: "forbid (principal, action, resource) when { ?? };" }, visibility: new Map(), settled: new Map() };
     expect(visibleTools(policy, subject)).toEqual(everyTool());
   });
 });

@@ -11,7 +11,7 @@
  * An approval in the context clears a requestable denial when it meets the strictest requirements. An evaluation
  * error (a value Cedar cannot represent, a missing attribute, a policy that errors) is a denial: never an allow.
  */
-import { authorize, authorizePartial, type CedarEntity, type CedarPolicyJson, type CedarUid, type CedarValue } from "./cedar";
+import { authorize, authorizePartial, type CedarAnswer, type CedarEntity, type CedarPolicyJson, type CedarUid, type CedarValue } from "./cedar";
 import { cedarValueOf, ContextValueError, argsType, resourceAttributes, zoneFields, type PolicyTool } from "./schema";
 import type { HistoryValues } from "./history-types";
 
@@ -123,6 +123,8 @@ export type CompiledPolicy = {
   /** Problems of stored policies that could not be compiled; each was replaced by a denial of what it covered. */
   problems: string[];
   visibility: Map<string, Set<string>>;
+  /** Decisions settled without the resource and the context, per subject and action (settledAnswer). */
+  settled: Map<string, CedarAnswer | null>;
 };
 
 export function strictness(a: Requirements, b: Requirements): number {
@@ -177,7 +179,39 @@ function evaluationDenied(policy: CompiledPolicy, detail: string): Decision {
   };
 }
 
-export function evaluate(req: EvaluationRequest, policy: CompiledPolicy, now: Date): Decision {
+/** The partial evaluation's unknowns: the whole context, and the resource (see authorizePartial). */
+const UNKNOWN_CONTEXT = ["args", "history", "time"];
+/** Subjects and tools remembered per compiled policy (a few hundred bytes each). */
+const SETTLED_LIMIT = 5000;
+
+/**
+ * What Cedar decides for this subject and action whatever the resource and the context are, when that is settled:
+ * partial evaluation with both unknown, once per compiled policy, subject and action. Settled only when it reaches a
+ * decision with no policy left whose outcome depends on the unknowns and none that errored; the policies that hold
+ * are then the same for every call, and a call needs no evaluation of its own. Anything else (a condition on the
+ * arguments, the resource, the history or the time; an error) is null, and each call is evaluated in full.
+ */
+export function settledAnswer(policy: CompiledPolicy, subject: Subject, action: string): CedarAnswer | null {
+  const key = JSON.stringify([action, subject.agentId, subject.agentName, subject.user]);
+  const known = policy.settled.get(key);
+  if (known !== undefined) return known;
+  const { principal, entities } = subjectEntities(subject);
+  const r = authorizePartial(policy.evaluated, principal, { type: "Action", id: action }, entities, UNKNOWN_CONTEXT);
+  const answer: CedarAnswer | null =
+    r.ok && r.decision !== null && r.nontrivialResiduals.length === 0 && r.errored.length === 0
+      ? { ok: true, decision: r.decision, determining: r.mustBeDetermining, errors: [] }
+      : null;
+  // Oldest first, one at a time: a partial evaluation costs more than a full one, so the set must not thrash.
+  if (policy.settled.size >= SETTLED_LIMIT) policy.settled.delete(policy.settled.keys().next().value!);
+  policy.settled.set(key, answer);
+  return answer;
+}
+
+/**
+ * The decision for one call. `full` evaluates the call in Cedar even when the subject's decision for the tool is
+ * settled (settledAnswer): the two always agree, which the tests check.
+ */
+export function evaluate(req: EvaluationRequest, policy: CompiledPolicy, now: Date, options: { full?: boolean } = {}): Decision {
   const tool = policy.tools.get(req.action.name);
   if (!tool) return evaluationDenied(policy, `the tool ${req.action.name} is not in the policy's catalog`);
   let context: Record<string, CedarValue>;
@@ -202,15 +236,7 @@ export function evaluate(req: EvaluationRequest, policy: CompiledPolicy, now: Da
     if (e instanceof ContextValueError) return evaluationDenied(policy, e.message);
     throw e;
   }
-  const { principal, entities } = subjectEntities(req.subject);
-  const resource = { type: tool.resourceEntity, id: req.resource.id };
-  const answer = authorize(policy.preparedFor(tool.name), {
-    principal,
-    action: { type: "Action", id: tool.name },
-    resource,
-    context,
-    entities: [...entities, { uid: resource, attrs: resourceAttrs, parents: [] }],
-  });
+  const answer = (!options.full && settledAnswer(policy, req.subject, tool.name)) || fullAnswer(req, policy, tool, context, resourceAttrs);
   if (!answer.ok) return evaluationDenied(policy, errorDetail(answer.errors));
   if (answer.errors.length > 0) return evaluationDenied(policy, errorDetail(answer.errors));
 
@@ -249,6 +275,18 @@ export function evaluate(req: EvaluationRequest, policy: CompiledPolicy, now: Da
   const strictest = candidates.sort((a, b) => strictness(a.requirements, b.requirements))[0];
   if (satisfies(strictest.requirements, req.context.approval, now)) return { decision: "allow", rule: strictest.ref, requirements: strictest.requirements };
   return { decision: "requestable", rule: strictest.ref, reason: strictest.reason, requirements: strictest.requirements };
+}
+
+function fullAnswer(req: EvaluationRequest, policy: CompiledPolicy, tool: PolicyTool, context: Record<string, CedarValue>, resourceAttrs: Record<string, CedarValue>): CedarAnswer {
+  const { principal, entities } = subjectEntities(req.subject);
+  const resource = { type: tool.resourceEntity, id: req.resource.id };
+  return authorize(policy.preparedFor(tool.name), {
+    principal,
+    action: { type: "Action", id: tool.name },
+    resource,
+    context,
+    entities: [...entities, { uid: resource, attrs: resourceAttrs, parents: [] }],
+  });
 }
 
 /**
