@@ -17,6 +17,7 @@ import { decide } from "../lib/tasks/decide";
 import { getTask } from "../lib/tasks/get";
 import { reconcileIntents } from "../lib/tasks/reconcile";
 import { principal, refundsFor, requestIdOf, resetDb, userId } from "./support/db";
+import { interruptedChainedSubmission } from "./support/submissions";
 import {
   EXECUTION_DEADLINE_MS,
   HOUR,
@@ -215,16 +216,9 @@ describe("crash-consistent creation", () => {
   });
 
   it("a chained request whose submission was interrupted is re-submitted under the same key on reconciliation", async () => {
-    const taskId = await gatedRefund("O-2289");
-    await approveOnly(taskId, LEADS[0], at(SEC));
     // Policy now wants two leads: re-evaluation says "request"; the backend is unreachable when the server submits.
-    await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
-    const submit = vi.spyOn(inboxBackend, "submit").mockRejectedValueOnce(new Error("backend unreachable"));
-    await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("backend unreachable");
-    submit.mockRestore();
+    const { taskId, intent: gen2 } = await interruptedChainedSubmission("O-2289");
     expect(await taskRow(taskId)).toMatchObject({ status: "working", phase: "submitting", generation: 2, handle: null });
-    const gen2 = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
-    expect(gen2.state).toBe("open");
 
     expect(await reconcileIntents(at(3 * SEC), 0)).toEqual({ recovered: 1, closed: 0 });
     expect(await reconcileIntents(at(4 * SEC), 0)).toEqual({ recovered: 0, closed: 0 });
@@ -238,12 +232,7 @@ describe("crash-consistent creation", () => {
   });
 
   it("no orphan: a chained request re-submitted late by reconciliation never outlives its task's pending deadline", async () => {
-    const taskId = await gatedRefund("O-2289");
-    await approveOnly(taskId, LEADS[0], at(SEC));
-    await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
-    const submit = vi.spyOn(inboxBackend, "submit").mockRejectedValueOnce(new Error("backend unreachable"));
-    await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("backend unreachable");
-    submit.mockRestore();
+    const { taskId } = await interruptedChainedSubmission("O-2289");
     // The server restarts two hours later and re-submits generation 2 under its recorded key.
     expect(await reconcileIntents(at(2 * HOUR), 0)).toEqual({ recovered: 1, closed: 0 });
     const t = await taskRow(taskId);
@@ -259,17 +248,9 @@ describe("crash-consistent creation", () => {
 
   it("no orphan: a chained intent whose task was cancelled before reconciliation does not leave a pending request in the inbox", async () => {
     const agent = await principal();
-    const taskId = await gatedRefund("O-2289");
-    await approveOnly(taskId, LEADS[0], at(SEC));
-    await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
-    const submit = vi.spyOn(inboxBackend, "submit").mockRejectedValueOnce(new Error("backend unreachable"));
-    await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("backend unreachable");
-    submit.mockRestore();
+    const { taskId, intent: chained } = await interruptedChainedSubmission("O-2289");
     // The agent gives up while the task waits in "submitting": the cancel wins (a pre-claim phase).
     expect(await cancelTask(agent, taskId, at(3 * SEC))).toMatchObject({ ok: true, task: { status: "cancelled" } });
-
-    const chained = await db().submissionIntent.findFirstOrThrow({ where: { taskId, generation: 2 } });
-    expect(chained.state).toBe("open");
     await reconcileIntents(at(4 * SEC), 0);
     expect(await taskRow(taskId)).toMatchObject({ status: "cancelled" });
     // The task no longer waits for that generation, so nothing is submitted for it (not even to be cancelled).

@@ -51,7 +51,18 @@ describe("updateTask", () => {
     const tooLong = await updateTask(agent, taskId, { a: { action: "accept", content: { answer: "x".repeat(21) } } }, at(2 * MIN));
     expect(tooLong).toEqual({ ok: false, reason: "invalid-input", message: "inputResponses.a: answer allows at most 20 characters." });
     const bad = await updateTask(agent, taskId, { a: { action: "accept", content: { answer: "nul\u0000" } } }, at(2 * MIN));
-    expect(bad).toMatchObject({ ok: false, reason: "invalid-input", message: expect.stringMatching(/Nothing was recorded\.$/) });
+    expect(bad).toEqual({
+      ok: false,
+      reason: "invalid-input",
+      message: "a.content.answer: the text contains a NUL character (U+0000), which text arguments must not contain. Nothing was recorded.",
+    });
+    // A problem in inputResponses' own keys is named as inputResponses.
+    const badKey = await updateTask(agent, taskId, { "a\u0000": { action: "decline" } }, at(2 * MIN));
+    expect(badKey).toEqual({
+      ok: false,
+      reason: "invalid-input",
+      message: "inputResponses: a key contains a NUL character (U+0000), which text arguments must not contain. Nothing was recorded.",
+    });
     expect(await answersOf(taskId)).toEqual({ a: null });
   });
 
@@ -66,6 +77,12 @@ describe("updateTask", () => {
     expect(await taskRow(taskId)).toMatchObject({ status: "working", inputRequests: null, lastUpdatedAt: at(3 * MIN) });
     expect(await answersOf(taskId)).toEqual({ a: { action: "decline" }, b: { action: "cancel" }, c: { action: "accept", content: { answer: "SUP-9" }, answer: "SUP-9" } });
     expect(await auditCount(taskId, "task.input-received")).toBe(2);
+    // Each update's event says which agent answered, which keys it answered and which remain.
+    const events = await db().auditEvent.findMany({ where: { taskId, type: "task.input-received" }, orderBy: { seq: "asc" } });
+    expect(events.map((e) => ({ actor: e.actor, data: e.data, requestId: e.requestId }))).toEqual([
+      { actor: `agent:${agent.agentId}`, data: { keys: ["a"], remaining: ["b", "c"] }, requestId: await requestIdOf(taskId) },
+      { actor: `agent:${agent.agentId}`, data: { keys: ["b", "c"], remaining: [] }, requestId: await requestIdOf(taskId) },
+    ]);
   });
 
   it("ignores answers to keys that are not outstanding, and a task that waits for no input", async () => {

@@ -3,6 +3,8 @@ import { expect, onTestFinished, vi } from "vitest";
 import type { ApprovalBackend } from "../../lib/approvals/backend";
 import { bindApprovalBackend, inboxBackend } from "../../lib/approvals/inbox-backend";
 import { db } from "../../lib/db/client";
+import { advanceTask } from "../../lib/execution/advance";
+import { LEADS, SEC, approveOnly, at, gatedRefund } from "./proof";
 
 /**
  * Holds every submission to the approval backend until released: a first call stays in progress. The inbox is
@@ -55,4 +57,21 @@ export function loseAnswerAfterSubmit(): void {
     await real(key, body, now);
     throw new Error("connection lost after submitting");
   });
+}
+
+/**
+ * A refund approved by one lead, after which policy wants two: re-evaluation opens a chained request (generation
+ * 2) and the backend is unreachable when it is submitted. The task waits in phase "submitting" with an open
+ * intent for generation 2 and no handle; returns that intent.
+ */
+export async function interruptedChainedSubmission(orderId: string): Promise<{ taskId: string; intent: { id: string; idempotencyKey: string } }> {
+  const taskId = await gatedRefund(orderId);
+  await approveOnly(taskId, LEADS[0], at(SEC));
+  await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
+  const submit = vi.spyOn(inboxBackend, "submit").mockRejectedValueOnce(new Error("backend unreachable"));
+  await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("backend unreachable");
+  submit.mockRestore();
+  const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+  expect(intent.state).toBe("open");
+  return { taskId, intent };
 }
