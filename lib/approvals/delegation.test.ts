@@ -152,6 +152,8 @@ describe("delegating reviews for a period (out of office)", () => {
     // Tara holds treasury and support leads: Theo, and both leads.
     expect((await emails(tara)).sort()).toEqual([LEADS[0], LEADS[1], TREASURY[1]].sort());
     expect(await emails(theo)).toEqual([TREASURY[0]]);
+    // Each candidate comes with the groups they review for, so the form can say what the delegation covers.
+    expect(await delegateCandidates(theo)).toEqual([{ id: tara, name: expect.any(String), email: TREASURY[0], groups: ["treasury", "support-leads"] }]);
     await db().user.update({ where: { id: lena }, data: { active: false } });
     expect((await emails(tara)).sort()).toEqual([LEADS[1], TREASURY[1]].sort());
     const rita = await userId("rita.requester@countersign.test");
@@ -164,6 +166,12 @@ describe("delegating reviews for a period (out of office)", () => {
     expect(await emails(theo)).toEqual([]);
     await db().user.update({ where: { id: theo }, data: { active: true, groups: [] } });
     expect(await emails(theo)).toEqual([]);
+  });
+
+  it("a delegation is active from the very instant it starts, not before", async () => {
+    const id = await delegate(tara, lena, at(MIN), at(HOUR));
+    expect((await delegationsOf(lena, at(MIN))).received.map((d) => [d.id, d.active])).toEqual([[id, true]]);
+    expect((await delegationsOf(lena, at(MIN - 1))).received.map((d) => [d.id, d.active])).toEqual([[id, false]]);
   });
 
   it("lists the delegations given and received that are active or start later, and lends their groups to the delegate", async () => {
