@@ -168,6 +168,67 @@ describe("delegating reviews for a period (out of office)", () => {
     expect(await emails(theo)).toEqual([]);
   });
 
+  it("creating and ending a delegation are audited as the delegator's acts: to whom, the groups it lends, its period", async () => {
+    const id = await delegate(tara, lena, at(HOUR), at(3 * HOUR), at(MIN));
+    const created = await db().auditEvent.findFirstOrThrow({ where: { type: "delegation.created" } });
+    expect(created).toMatchObject({ actor: `user:${tara}`, at: at(MIN) });
+    expect(created.data).toEqual({
+      delegationId: id,
+      delegator: TREASURY[0],
+      delegate: LEADS[0],
+      groups: ["treasury", "support-leads"],
+      startsAt: at(HOUR).toISOString(),
+      endsAt: at(3 * HOUR).toISOString(),
+    });
+    expect(await endDelegation(id, tara, at(2 * MIN))).toBe(true);
+    const ended = await db().auditEvent.findFirstOrThrow({ where: { type: "delegation.ended" } });
+    expect(ended).toMatchObject({ actor: `user:${tara}`, at: at(2 * MIN) });
+    expect(ended.data).toEqual({ delegationId: id });
+  });
+
+  it("a delegation that has already run out cannot be ended: it stays as it was and nothing is audited", async () => {
+    const id = await delegate(tara, lena, T0, at(HOUR));
+    expect(await endDelegation(id, tara, at(HOUR))).toBe(false);
+    expect(await db().delegation.findUniqueOrThrow({ where: { id } })).toMatchObject({ endedAt: null });
+    expect(await db().auditEvent.count({ where: { type: "delegation.ended" } })).toBe(0);
+  });
+
+  it("lists only one's own delegations, neither ended nor run out, soonest first, each under given or received", async () => {
+    const now = at(MIN);
+    const sam = await userId(LEADS[1]);
+    await db().user.update({ where: { id: theo }, data: { groups: ["treasury", "support-leads"] } });
+    // Created out of the order they start in.
+    const later = await delegate(sam, lena, at(2 * HOUR), at(3 * HOUR));
+    const soon = await delegate(theo, lena, at(30 * MIN), at(HOUR));
+    const active = await delegate(tara, lena, T0, at(HOUR));
+    const givenLater = await delegate(lena, tara, at(HOUR), at(2 * HOUR));
+    const given = await delegate(lena, sam, T0, at(HOUR));
+    // Not Lena's: ended early, run out at `now`, and one between two others.
+    await endDelegation(await delegate(theo, lena, T0, at(HOUR)), theo, now);
+    await delegate(sam, lena, T0, now);
+    await delegate(theo, tara, T0, at(HOUR));
+    const lenas = await delegationsOf(lena, now);
+    expect(lenas.received.map((d) => [d.id, d.delegator.email, d.active])).toEqual([
+      [active, TREASURY[0], true],
+      [soon, TREASURY[1], false],
+      [later, LEADS[1], false],
+    ]);
+    expect(lenas.given.map((d) => [d.id, d.delegate.email, d.active])).toEqual([
+      [given, LEADS[1], true],
+      [givenLater, TREASURY[0], false],
+    ]);
+  });
+
+  it("a delegation whose person no longer has a user row is still listed, naming an unknown user", async () => {
+    // A delegation holds user ids, not references the database enforces: the row can outlive a user's.
+    const sam = await userId(LEADS[1]);
+    const id = await delegate(tara, sam, T0, at(HOUR));
+    await db().user.delete({ where: { id: sam } });
+    expect((await delegationsOf(tara, at(MIN))).given).toEqual([
+      { id, delegator: { id: tara, name: expect.any(String), email: TREASURY[0] }, delegate: { id: sam, name: "unknown user", email: "" }, startsAt: T0, endsAt: at(HOUR), active: true },
+    ]);
+  });
+
   it("a delegation is active from the very instant it starts, not before", async () => {
     const id = await delegate(tara, lena, at(MIN), at(HOUR));
     expect((await delegationsOf(lena, at(MIN))).received.map((d) => [d.id, d.active])).toEqual([[id, true]]);

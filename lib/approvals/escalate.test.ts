@@ -59,7 +59,35 @@ describe("escalation to a fallback group", () => {
     expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } })).toMatchObject({ escalatedAt: at(HOUR) });
     expect(await escalations(requestId)).toBe(1);
     const event = await db().auditEvent.findFirstOrThrow({ where: { requestId, type: "request.escalated" } });
+    // The system escalates, not a person.
+    expect(event).toMatchObject({ actor: "system", at: at(HOUR) });
     expect(event.data).toMatchObject({ approverGroup: "support-leads", fallbackGroup: "treasury" });
+  });
+
+  it("a pass escalates at most its batch, the earliest due first; the next pass takes the rest", async () => {
+    // The first refund escalates after two hours; the rule is then shortened to one, so the second refund, asked a
+    // minute later, is due first.
+    await escalateRefunds({ escalateAfterSec: 2 * 3600 });
+    const later = await requestIdOf(await gatedRefund("O-2289"));
+    await escalateRefunds();
+    const sooner = await requestIdOf(await gatedRefund(await freshOrder("O-7700", 30_000), at(MIN)));
+    expect(await escalateDue(at(2 * HOUR), 1)).toBe(1);
+    expect([await escalations(sooner), await escalations(later)]).toEqual([1, 0]);
+    expect(await escalateDue(at(2 * HOUR), 1)).toBe(1);
+    expect([await escalations(sooner), await escalations(later)]).toEqual([1, 1]);
+  });
+
+  it("a pass spends its batch only on requests it may escalate: not one already decided, nor one past its deadline", async () => {
+    const decided = await requestIdOf(await gatedRefund("O-2289"));
+    expect((await decide(decided, LEADS[0], at(MIN), "deny")).ok).toBe(true);
+    const lapsed = await requestIdOf(await gatedRefund(await freshOrder("O-7700", 30_000), at(MIN)));
+    const { deadline } = await db().approvalRequest.findUniqueOrThrow({ where: { id: lapsed } });
+    // Asked half an hour before the lapsed request's deadline, so due half an hour after it; no sweep has expired
+    // the lapsed request yet, and both it and the decided one were due before.
+    const due = await requestIdOf(await gatedRefund(await freshOrder("O-7701", 30_000), at(-30 * MIN, deadline)));
+    expect(await escalateDue(at(30 * MIN, deadline), 1)).toBe(1);
+    expect([await escalations(decided), await escalations(lapsed), await escalations(due)]).toEqual([0, 0, 1]);
+    expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: lapsed } })).toMatchObject({ status: "pending", escalatedAt: null });
   });
 
   it("the sweeper escalates: a request still pending at its escalation time, not one already decided", async () => {

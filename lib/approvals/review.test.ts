@@ -4,14 +4,15 @@
  * is not a reviewer. Nothing is written. Then what a review records: its comment, one review per reviewer, the
  * request's decision in the deciding reviewer's name, the time to a decision, and what a lost database means.
  */
-import { beforeEach, describe, expect, inject, it, vi } from "vitest";
-import { db, Prisma } from "../db/client";
+import { beforeEach, describe, expect, inject, it } from "vitest";
+import { db } from "../db/client";
 import { DECISION_NOT_RECORDED, DECISION_UNKNOWN, lockRequest, reviewRequest, settleRequest } from "./review";
 import { NO_PASSKEY } from "../passkeys/approval";
 import { metricValue } from "../metrics";
 import { withdrawApproval } from "./withdraw";
 import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db";
 import { MIN, SRES, TREASURY, at, gatedCall, gatedDeploy } from "../../tests/support/proof";
+import { expectOtherFailuresLetThrough, withLostDatabase } from "../../tests/support/transaction-faults";
 
 beforeEach(resetDb);
 
@@ -126,40 +127,20 @@ describe(`what a review records (${inject("databaseKind")})`, () => {
   it("any other failure is let through, a database error other than a second review included", async () => {
     const requestId = await requestIdOf(await gatedDeploy());
     const sasha = await userId(SRES[0]);
-    const client = db();
-    const spy = vi.spyOn(client, "$transaction");
-    try {
-      const notFound = new Prisma.PrismaClientKnownRequestError("Record to update not found.", { code: "P2025", clientVersion: "7" });
-      for (const failure of [new Error("bug"), notFound]) {
-        spy.mockImplementationOnce((() => Promise.reject(failure)) as never);
-        await expect(reviewRequest({ requestId, reviewerId: sasha, decision: "approve" }, at(MIN))).rejects.toBe(failure);
-      }
-    } finally {
-      spy.mockRestore();
-    }
+    await expectOtherFailuresLetThrough(() => reviewRequest({ requestId, reviewerId: sasha, decision: "approve" }, at(MIN)));
   });
 
   it("a database lost before the commit means the decision was not recorded; lost as the commit goes out, that it may have been", async () => {
     const requestId = await requestIdOf(await gatedDeploy());
     const sasha = await userId(SRES[0]);
-    const client = db();
-    const lost = () => Object.assign(new Error("Can't reach database server at 127.0.0.1"), { code: "P1001" });
-    const real = client.$transaction.bind(client);
-    const spy = vi.spyOn(client, "$transaction");
-    try {
-      spy.mockImplementationOnce((() => Promise.reject(lost())) as never);
+    await withLostDatabase(async (lose) => {
+      lose.beforeSending();
       expect(await reviewRequest({ requestId, reviewerId: sasha, decision: "approve" }, at(MIN))).toEqual({ ok: false, error: DECISION_NOT_RECORDED });
       expect(await db().review.count({ where: { requestId } })).toBe(0);
-      // The transaction commits, and the connection drops before its answer arrives.
-      spy.mockImplementationOnce((async (fn: never) => {
-        await (real as (f: never) => Promise<unknown>)(fn);
-        throw lost();
-      }) as never);
+      lose.asCommitGoesOut();
       expect(await reviewRequest({ requestId, reviewerId: sasha, decision: "approve" }, at(MIN))).toEqual({ ok: false, error: DECISION_UNKNOWN });
       expect(await db().review.count({ where: { requestId } })).toBe(1);
-    } finally {
-      spy.mockRestore();
-    }
+    });
   });
 });
 

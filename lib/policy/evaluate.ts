@@ -184,6 +184,11 @@ const UNKNOWN_CONTEXT = ["args", "history", "time"];
 /** Subjects and tools remembered per compiled policy (a few hundred bytes each). */
 const SETTLED_LIMIT = 5000;
 
+/** What of a subject its cached answers depend on: the agent, its name, and its user (role and groups). */
+function subjectKey(subject: Subject): string {
+  return JSON.stringify([subject.agentId, subject.agentName, subject.user]);
+}
+
 /**
  * What Cedar decides for this subject and action whatever the resource and the context are, when that is settled:
  * partial evaluation with both unknown, once per compiled policy, subject and action. Settled only when it reaches a
@@ -192,7 +197,7 @@ const SETTLED_LIMIT = 5000;
  * arguments, the resource, the history or the time; an error) is null, and each call is evaluated in full.
  */
 export function settledAnswer(policy: CompiledPolicy, subject: Subject, action: string): CedarAnswer | null {
-  const key = JSON.stringify([action, subject.agentId, subject.agentName, subject.user]);
+  const key = JSON.stringify([action, subjectKey(subject)]);
   const known = policy.settled.get(key);
   if (known !== undefined) return known;
   const { principal, entities } = subjectEntities(subject);
@@ -295,7 +300,7 @@ function fullAnswer(req: EvaluationRequest, policy: CompiledPolicy, tool: Policy
  * permit can hold and the default posture denies. Listing is a courtesy: every call is still evaluated in full.
  */
 export function visibleTools(policy: CompiledPolicy, subject: Subject): Set<string> {
-  const cacheKey = JSON.stringify([subject.agentId, subject.agentName, subject.user]);
+  const cacheKey = subjectKey(subject);
   const hit = policy.visibility.get(cacheKey);
   if (hit) return hit;
   const { principal, entities } = subjectEntities(subject);
