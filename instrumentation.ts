@@ -1,9 +1,17 @@
 /**
- * Runs once when the Next.js server starts (never during `next build`): the sweeper that advances expired and
- * decided tasks and completes stale execution claims. Several servers may sweep one database at once.
+ * Runs once when the Next.js server starts (never during `next build`): the listener that lets authenticated agents
+ * be kept in memory (lib/auth/agent-cache.ts; COUNTERSIGN_AGENT_CACHE=0 turns it off), and the sweeper that
+ * advances expired and decided tasks and completes stale execution claims. Several servers may sweep one database
+ * at once.
  */
 export async function register() {
-  if (process.env.NEXT_RUNTIME !== "nodejs" || !process.env.DATABASE_URL || process.env.COUNTERSIGN_SWEEP === "0") return;
+  if (process.env.NEXT_RUNTIME !== "nodejs" || !process.env.DATABASE_URL) return;
+  if (process.env.COUNTERSIGN_AGENT_CACHE !== "0") {
+    const { startAgentCache } = await import("./lib/auth/agent-cache");
+    // Not awaited: until it listens (it retries on its own), agents are authenticated by the database.
+    void startAgentCache();
+  }
+  if (process.env.COUNTERSIGN_SWEEP === "0") return;
   const { sweep } = await import("./lib/execution/sweep");
   const every = Number(process.env.COUNTERSIGN_SWEEP_MS ?? 2_000);
   let running = false;

@@ -25,3 +25,27 @@ CREATE OR REPLACE TRIGGER "UpstreamServer_change_epoch" AFTER INSERT OR DELETE O
 CREATE OR REPLACE TRIGGER "UpstreamServer_update_change_epoch"
   AFTER UPDATE OF "id", "name", "transport", "url", "command", "args", "credentials", "env", "envNames", "pathArgs", "root", "enabled", "createdAt", "updatedAt" ON "UpstreamServer"
   FOR EACH STATEMENT EXECUTE FUNCTION "countersign_change_epoch"('catalog');
+
+-- What an agent's authentication reads (lib/auth/agents.ts: the agent, its user, and the policy's head, which names
+-- the policy document, the form rules' epoch and the catalog's) announces each change on the channel
+-- countersign_changes, delivered when the changing transaction commits. A process that keeps authenticated agents in
+-- memory (lib/auth/agent-cache.ts) forgets them all on each notification. Only the columns authentication reads.
+CREATE OR REPLACE FUNCTION "countersign_announce_change"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('countersign_changes', TG_TABLE_NAME);
+  RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER "Agent_announce" AFTER INSERT OR DELETE OR TRUNCATE ON "Agent"
+  FOR EACH STATEMENT EXECUTE FUNCTION "countersign_announce_change"();
+CREATE OR REPLACE TRIGGER "Agent_update_announce" AFTER UPDATE OF "id", "name", "tokenHash", "userId", "revokedAt", "pendingSince" ON "Agent"
+  FOR EACH STATEMENT EXECUTE FUNCTION "countersign_announce_change"();
+CREATE OR REPLACE TRIGGER "User_announce" AFTER INSERT OR DELETE OR TRUNCATE ON "User"
+  FOR EACH STATEMENT EXECUTE FUNCTION "countersign_announce_change"();
+CREATE OR REPLACE TRIGGER "User_update_announce" AFTER UPDATE OF "id", "name", "email", "role", "groups", "active" ON "User"
+  FOR EACH STATEMENT EXECUTE FUNCTION "countersign_announce_change"();
+CREATE OR REPLACE TRIGGER "PolicyDocument_announce" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "PolicyDocument"
+  FOR EACH STATEMENT EXECUTE FUNCTION "countersign_announce_change"();
+CREATE OR REPLACE TRIGGER "ChangeEpoch_announce" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "ChangeEpoch"
+  FOR EACH STATEMENT EXECUTE FUNCTION "countersign_announce_change"();

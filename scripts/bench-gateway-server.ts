@@ -4,15 +4,19 @@
  * it, as `npm start` keeps it beside the web server). Started with DATABASE_URL and COUNTERSIGN_DATA_KEYS of the
  * benchmark's scratch database; sends { url } over IPC once it listens and stops when its parent disconnects.
  */
+import { startAgentCache, stopAgentCache } from "../lib/auth/agent-cache";
 import { closeDb } from "../lib/db/client";
 import { closeUpstreams } from "../lib/gateway/connections";
 import { serveRoute } from "../lib/mcp/testing";
 
+// As the server runs (instrumentation.ts), unless the benchmark is told otherwise: authenticated agents in memory.
+if (process.env.COUNTERSIGN_AGENT_CACHE !== "0") await startAgentCache();
 const route = await serveRoute();
 process.send?.({ url: route.url.toString() });
 process.on("disconnect", async () => {
   await route.close();
   await closeUpstreams();
+  await stopAgentCache();
   await closeDb();
   process.exit(0);
 });

@@ -6,7 +6,6 @@
  * ran or was recorded; nothing is half-written (every task has its request, no intent is left that reconcile does
  * not repair, the audit chain verifies); afterwards the same process serves calls again without a restart.
  */
-import net from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { closeDb, db } from "../lib/db/client";
@@ -18,51 +17,10 @@ import { OPS_BOT, call, getTaskRpc, rpc, textOf } from "../lib/mcp/testing";
 import { NOT_PROCESSED_MESSAGE } from "../lib/mcp/unavailable";
 import { DECISION_NOT_RECORDED, DECISION_UNKNOWN } from "../lib/approvals/review";
 import { requestIdOf, resetDb, userId } from "./support/db";
+import { startProxy } from "./support/tcp-proxy";
 
 const POSTGRES = inject("databaseKind") === "postgresql";
 const LENA = "lena.lead@countersign.test";
-
-/** A TCP proxy to PostgreSQL that can drop every connection and refuse new ones until restored. */
-async function startProxy(target: URL) {
-  const sockets = new Set<net.Socket>();
-  let cut = false;
-  const server = net.createServer((client) => {
-    if (cut) {
-      client.destroy();
-      return;
-    }
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("error", () => {});
-      s.on("close", () => {
-        sockets.delete(s);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  return {
-    port,
-    cut() {
-      cut = true;
-      for (const s of sockets) s.destroy();
-    },
-    restore() {
-      cut = false;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        cut = true;
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 /** Polls until `check` holds, at most `tries` times. */
 async function until(what: string, check: () => Promise<boolean>, tries = 100): Promise<void> {

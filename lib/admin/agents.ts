@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
+import { changesSeen } from "../auth/agent-cache";
 import { hashToken, newAgentToken } from "../auth/agents";
 import { withdrawTasksOf } from "../execution/withdraw";
 
@@ -42,7 +43,11 @@ export async function revokeAgent(agentId: string, actorUserId: string, now: Dat
     if (n.count === 1) await appendAudit(tx, { type: "agent.revoked", actor: `user:${actorUserId}`, data: { agentId }, at: now });
     return n.count === 1;
   });
-  if (revoked) await withdrawTasksOf([agentId], now);
+  if (revoked) {
+    // The token is refused by this process's next request, from memory or not (lib/auth/agent-cache.ts).
+    await changesSeen();
+    await withdrawTasksOf([agentId], now);
+  }
   return revoked;
 }
 

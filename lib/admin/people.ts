@@ -1,5 +1,6 @@
 /** Users, their roles and approver groups (admins only; the caller checks the role). */
 import { z } from "zod";
+import { changesSeen } from "../auth/agent-cache";
 import { db } from "../db/client";
 import { appendAudit } from "../audit/append";
 import { withdrawTasksOf } from "../execution/withdraw";
@@ -29,6 +30,8 @@ export async function updateUser(input: z.infer<typeof UserUpdate>, actorUserId:
     });
     return after;
   });
+  // This process's next request of the user's agents sees the change, from memory or not (lib/auth/agent-cache.ts).
+  await changesSeen();
   // A deactivated user's agents can no longer act for them: their unclaimed tasks end now.
   if (!updated.active) {
     const agents = await db().agent.findMany({ where: { userId: updated.id }, select: { id: true } });

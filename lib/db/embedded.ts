@@ -168,6 +168,7 @@ type QueryQueue = {
 function keepExtendedQueryGroupsTogether(server: unknown): void {
   const q = (server as { queryQueue: QueryQueue }).queryQueue;
   let midGroup = false;
+  const notifications = new NotificationForwarding();
   q.processQueue = async function processQueue(this: QueryQueue) {
     if (this.processing || this.queue.length === 0) return;
     this.processing = true;
@@ -184,11 +185,13 @@ function keepExtendedQueryGroupsTogether(server: unknown): void {
         if (!item) break;
         const current = item;
         let bytes = 0;
+        const reply = new NotificationScanner();
         try {
           await this.db.runExclusive(() =>
             this.db.execProtocolRawStream(current.message, {
               onRawData: (d) => {
                 bytes += d.length;
+                reply.scan(d);
                 current.onData(d);
               },
             }),
@@ -199,6 +202,7 @@ function keepExtendedQueryGroupsTogether(server: unknown): void {
         }
         midGroup = EXTENDED.has(current.message[0]);
         this.lastHandlerId = current.handlerId;
+        notifications.after(current, reply.found);
         current.resolve(bytes);
       }
     } finally {
@@ -208,12 +212,84 @@ function keepExtendedQueryGroupsTogether(server: unknown): void {
   const clear = q.clearQueueForHandler.bind(q);
   q.clearQueueForHandler = (id: number) => {
     clear(id);
+    notifications.forget(id);
     if (q.lastHandlerId === id && midGroup) {
       midGroup = false;
       q.lastHandlerId = null;
       void q.processQueue();
     }
   };
+}
+
+const NOTIFICATION = "A".charCodeAt(0);
+const SIMPLE_QUERY = "Q".charCodeAt(0);
+
+/** The NotificationResponse messages in one reply, which may reach onRawData in pieces split anywhere. */
+export class NotificationScanner {
+  found: Uint8Array[] = [];
+  #header = new Uint8Array(5);
+  #headerBytes = 0;
+  #remaining = 0;
+  #message: Uint8Array | null = null;
+  #filled = 0;
+
+  scan(d: Uint8Array): void {
+    let i = 0;
+    while (i < d.length) {
+      if (this.#remaining > 0) {
+        const take = Math.min(this.#remaining, d.length - i);
+        if (this.#message) this.#message.set(d.subarray(i, i + take), this.#filled);
+        this.#filled += take;
+        this.#remaining -= take;
+        i += take;
+        if (this.#remaining === 0 && this.#message) {
+          this.found.push(this.#message);
+          this.#message = null;
+        }
+        continue;
+      }
+      this.#header[this.#headerBytes++] = d[i++];
+      if (this.#headerBytes < 5) continue;
+      this.#headerBytes = 0;
+      const length = new DataView(this.#header.buffer).getInt32(1);
+      // The length counts itself: a message's body is length - 4 bytes after the type and length.
+      this.#remaining = Math.max(0, length - 4);
+      this.#message = this.#header[0] === NOTIFICATION ? new Uint8Array(5 + this.#remaining) : null;
+      if (this.#message) this.#message.set(this.#header, 0);
+      this.#filled = 5;
+      if (this.#remaining === 0 && this.#message) {
+        this.found.push(this.#message);
+        this.#message = null;
+      }
+    }
+  }
+}
+
+/**
+ * LISTEN across connections. PGlite is one database session that every connection shares, so a notification is
+ * written only into the reply of the statement that committed it, whichever connection sent that. This remembers
+ * the connections that sent LISTEN (a simple query, as node-postgres sends it) and gives each a copy of every
+ * notification another connection's reply carried, once that reply is complete: every other connection is then
+ * between messages, where the protocol lets a notification arrive. The session listens on every channel any
+ * connection asked for, so a listener may also receive another channel's notifications; node-postgres hands each
+ * to its client's 'notification' listeners, which check the channel.
+ */
+class NotificationForwarding {
+  #listeners = new Map<number, (d: Uint8Array) => void>();
+
+  after(item: QueueItem, found: Uint8Array[]): void {
+    if (item.message[0] === SIMPLE_QUERY) {
+      const sql = new TextDecoder().decode(item.message.subarray(5, Math.min(item.message.length, 64))).trimStart().toUpperCase();
+      if (sql.startsWith("LISTEN ")) this.#listeners.set(item.handlerId, item.onData);
+    }
+    for (const message of found) {
+      for (const [id, send] of this.#listeners) if (id !== item.handlerId) send(message);
+    }
+  }
+
+  forget(handlerId: number): void {
+    this.#listeners.delete(handlerId);
+  }
 }
 
 type HandlerProto = { handleData(data: Buffer): Promise<number>; __coalesced?: true };

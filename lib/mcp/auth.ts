@@ -8,7 +8,8 @@
  * without an error code (RFC 6750 section 3.1). Static `cs_` tokens keep working unchanged.
  */
 import { OAuthError, OAuthErrorCode, requireBearerAuth, type AuthInfo, type OAuthTokenVerifier } from "@modelcontextprotocol/server";
-import { authenticateAgentWith } from "../auth/agents";
+import { agentCacheGeneration, cachedAgent, rememberAgent } from "../auth/agent-cache";
+import { authenticateAgentWith, hashToken } from "../auth/agents";
 import { POLICY_HEAD_COLUMNS, type PolicyHead } from "../policy/store";
 import { TokenRefused, oauthPrincipal, verifyAccessTokenJwt } from "../auth/oauth";
 import { oauthConfig, type OAuthConfig } from "../auth/oauth-config";
@@ -29,12 +30,27 @@ function noting<T>(p: Promise<T>): Promise<T> {
   });
 }
 
-async function staticAgent(token: string, scopes: string[]): Promise<AuthInfo> {
+type Authenticated = { principal: Principal; policyHead: PolicyHead };
+
+/** The agent and the policy's head, from memory while no change was announced since they were read (lib/auth/agent-cache.ts). */
+async function authenticated(token: string): Promise<Authenticated | null> {
+  const key = hashToken(token);
+  const known = cachedAgent<Authenticated>(key);
+  // A copy: the principal a request carries is its own.
+  if (known) return { principal: structuredClone(known.principal), policyHead: known.policyHead };
+  const generation = agentCacheGeneration();
   // The policy's head rides on the authentication statement: the request's policy read costs no round trip.
   const found = await noting(authenticateAgentWith<PolicyHead>(token, POLICY_HEAD_COLUMNS));
+  if (!found) return null;
+  const read: Authenticated = { principal: found.principal, policyHead: { doc: found.also.doc, rules: found.also.rules, catalog: found.also.catalog } };
+  if (generation !== null) rememberAgent(key, { principal: structuredClone(read.principal), policyHead: read.policyHead }, generation);
+  return read;
+}
+
+async function staticAgent(token: string, scopes: string[]): Promise<AuthInfo> {
+  const found = await authenticated(token);
   if (!found) throw new OAuthError(OAuthErrorCode.InvalidToken, "Unknown or revoked agent token");
-  const { principal } = found;
-  const policyHead: PolicyHead = { doc: found.also.doc, rules: found.also.rules, catalog: found.also.catalog };
+  const { principal, policyHead } = found;
   return {
     token,
     clientId: principal.agentId,
