@@ -17,7 +17,8 @@ import type { Principal } from "../tasks/types";
 import { noteUnavailable } from "./unavailable";
 
 /**
- * Agent tokens do not expire; revocation is checked on every request. The SDK refuses an AuthInfo without
+ * Agent tokens do not expire; revocation is checked on every request (from memory while the process listens for
+ * every change, lib/auth/agent-cache.ts; else in the database). The SDK refuses an AuthInfo without
  * `expiresAt`, so we state the horizon of this one verification: it is re-done on the next request anyway.
  */
 const VERIFICATION_HORIZON_S = 300;
