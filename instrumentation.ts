@@ -6,11 +6,9 @@
  */
 export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs" || !process.env.DATABASE_URL) return;
-  if (process.env.COUNTERSIGN_AGENT_CACHE !== "0") {
-    const { startAgentCache } = await import("./lib/auth/agent-cache");
-    // Not awaited: until it listens (it retries on its own), agents are authenticated by the database.
-    void startAgentCache();
-  }
+  const { startAgentCache } = await import("./lib/auth/agent-cache");
+  // Not awaited: until it listens (it retries on its own), agents are authenticated by the database.
+  void startAgentCache();
   if (process.env.COUNTERSIGN_SWEEP === "0") return;
   const { sweep } = await import("./lib/execution/sweep");
   const every = Number(process.env.COUNTERSIGN_SWEEP_MS ?? 2_000);

@@ -9,8 +9,8 @@ import { closeDb } from "../lib/db/client";
 import { closeUpstreams } from "../lib/gateway/connections";
 import { serveRoute } from "../lib/mcp/testing";
 
-// As the server runs (instrumentation.ts), unless the benchmark is told otherwise: authenticated agents in memory.
-if (process.env.COUNTERSIGN_AGENT_CACHE !== "0") await startAgentCache();
+// As the server runs (instrumentation.ts): authenticated agents in memory, unless COUNTERSIGN_AGENT_CACHE=0.
+await startAgentCache();
 const route = await serveRoute();
 process.send?.({ url: route.url.toString() });
 process.on("disconnect", async () => {
