@@ -8,21 +8,16 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
 import { DEMO_DOCUMENT } from "../lib/policy/demo-policy";
 import { PolicyDocument } from "../lib/policy/document";
-import { previewImpact, type Draft, type Impact } from "../lib/policy/impact";
+import { previewImpact } from "../lib/policy/impact";
 import { callTool } from "../lib/tasks/call";
 import { cancelTask } from "../lib/tasks/cancel";
 import type { Principal } from "../lib/tasks/types";
 import { principal, resetDb } from "./support/db";
-import { refund, refundRuleDraft, steadyDocument } from "./support/impact";
+import { preview, refund, refundRuleDraft, steadyDocument, withWindow } from "./support/impact";
 import { at, HOUR, MIN, T0 } from "./support/proof";
 
 beforeEach(resetDb);
 
-async function preview(draft: Draft, now: Date, limit?: number): Promise<Extract<Impact, { ok: true }>> {
-  const impact = await previewImpact(draft, now, limit === undefined ? {} : { limit });
-  if (!impact.ok) throw new Error(JSON.stringify(impact.problems));
-  return impact;
-}
 
 
 /**
@@ -115,29 +110,6 @@ describe("what a draft would change, outcome by outcome", () => {
 });
 
 describe("history as it stood when each call was made", () => {
-  /** The steady document with one more window over refunds and a forbid that reads it. */
-  function withWindow(window: { per: "agent" | "user" | "resource"; length: string }, condition: string): Draft {
-    const body = steadyDocument();
-    return {
-      kind: "document",
-      body: {
-        ...body,
-        history: [...body.history, { name: "recent_refunds", tool: "issue_refund", window: window.length, per: window.per }],
-        policies: `${body.policies}
-
-@id("recent-refunds")
-@reason("Refunds in a row need a lead.")
-@approvers("support-leads")
-@quorum("1")
-@deadline("24h")
-@validity("1h")
-forbid (principal, action == Action::"issue_refund", resource)
-when { ${condition} };
-`,
-      },
-    };
-  }
-
   it.each(["agent", "user"] as const)("per %s: only the calls in the window before each call, by the same one, count", async (per) => {
     const ops = await principal("ops-bot");
     expect((await refund("O-1021", 10, at(-3 * HOUR))).kind).toBe("result"); // the support bot, outside the hour before any call below

@@ -2,7 +2,7 @@
 import { db } from "../../lib/db/client";
 import { DEMO_DOCUMENT, withoutPolicy } from "../../lib/policy/demo-policy";
 import { PolicyDocument } from "../../lib/policy/document";
-import type { Draft } from "../../lib/policy/impact";
+import { previewImpact, type Draft, type Impact } from "../../lib/policy/impact";
 import { callTool } from "../../lib/tasks/call";
 import type { Principal } from "../../lib/tasks/types";
 import { principal } from "./db";
@@ -22,3 +22,33 @@ export async function refund(orderId: string, amount: number, when: Date, agent?
 }
 
 export const steadyDocument = () => PolicyDocument.parse(withoutPolicy(DEMO_DOCUMENT, "deploy-production-after-hours"));
+
+/** The steady document with one more window over refunds and a forbid that reads it. */
+export function withWindow(window: { per: "agent" | "user" | "resource" | "tool"; length: string }, condition: string): Draft {
+  const body = steadyDocument();
+  return {
+    kind: "document",
+    body: {
+      ...body,
+      history: [...body.history, { name: "recent_refunds", tool: "issue_refund", window: window.length, per: window.per }],
+      policies: `${body.policies}
+
+@id("recent-refunds")
+@reason("Refunds in a row need a lead.")
+@approvers("support-leads")
+@quorum("1")
+@deadline("24h")
+@validity("1h")
+forbid (principal, action == Action::"issue_refund", resource)
+when { ${condition} };
+`,
+    },
+  };
+}
+
+/** The preview of `draft` at `now`; a refused draft fails the test with its problems. */
+export async function preview(draft: Draft, now: Date, limit?: number): Promise<Extract<Impact, { ok: true }>> {
+  const impact = await previewImpact(draft, now, limit === undefined ? {} : { limit });
+  if (!impact.ok) throw new Error(JSON.stringify(impact.problems));
+  return impact;
+}

@@ -1,0 +1,134 @@
+/**
+ * Preview against reality, at its edges: every word of the sentence; the list of changes said to be whole when it
+ * is; a draft's version after several saved versions; a draft of one rule leaves every other rule as it is; a
+ * document that is not one at all; history per agent (not per user) and per tool; snapshots that cannot be judged.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { db } from "../lib/db/client";
+import { impactSentence, previewImpact, type ImpactCounts } from "../lib/policy/impact";
+import { saveRuleVersion } from "../lib/policy/save-rule";
+import { saveDocument } from "../lib/policy/store";
+import { cancelTask } from "../lib/tasks/cancel";
+import { activeRuleFields, principal, resetDb } from "./support/db";
+import { preview, refund, refundRuleDraft, steadyDocument, withWindow } from "./support/impact";
+import { at, HOUR, MIN, T0 } from "./support/proof";
+
+beforeEach(resetDb);
+
+const counts = (over: Partial<ImpactCounts>): ImpactCounts => ({
+  considered: 0,
+  skipped: 0,
+  truncated: false,
+  changed: 0,
+  toApproval: 0,
+  offApproval: 0,
+  toAllow: 0,
+  toDeny: 0,
+  otherApproval: 0,
+  ...over,
+});
+
+describe("the sentence", () => {
+  it("names every kind of change, for calls and for pending requests, one and many", () => {
+    const calls = counts({ considered: 12, toApproval: 1, offApproval: 2, toDeny: 3, toAllow: 1, otherApproval: 2 });
+    const pending = counts({ considered: 9, toApproval: 2, offApproval: 1, toDeny: 1, toAllow: 2, otherApproval: 1 });
+    expect(impactSentence(calls, pending)).toBe(
+      "1 call would have needed approval; 2 calls would no longer have needed approval; 3 calls would have been refused; " +
+        "1 call would have run at once instead of being refused; 2 calls would have needed different approval; " +
+        "2 pending requests would need approval; 1 pending request would no longer need it; 1 pending request would be refused; " +
+        "2 pending requests would run at once; 1 pending request would need different approval " +
+        "(12 calls of the last 30 days and 9 pending requests checked).",
+    );
+  });
+
+  it("says when it cut, with the limit written out", () => {
+    expect(impactSentence(counts({ considered: 1 }), counts({ considered: 0, truncated: true }), 12_000)).toBe(
+      "No call of the last 30 days and no pending request would be decided differently (1 call of the last 30 days and 0 pending requests checked; only the most recent 12,000 of each were checked).",
+    );
+  });
+});
+
+describe("what a preview reads", () => {
+  it("lists every change and says the list is whole", async () => {
+    for (const [order, when] of [["O-1145", at(-2 * MIN)], ["O-3107", at(-MIN)]] as const) expect((await refund(order, 100, when)).kind).toBe("result");
+    const impact = await preview(await refundRuleDraft({ value: "5000" }), T0);
+    expect(impact.calls).toMatchObject({ changed: 2, toApproval: 2 });
+    expect(impact.changes).toHaveLength(2);
+    expect(impact.listedAll).toBe(true);
+  });
+
+  it("a draft's version follows the latest saved version of its rule key, and of the document", async () => {
+    const bot = await principal();
+    await saveRuleVersion({ ...(await activeRuleFields("refund-over-limit")), value: "16000" }, bot.userId, at(-HOUR));
+    await saveRuleVersion({ ...(await activeRuleFields("refund-over-limit")), value: "17000" }, bot.userId, at(-MIN));
+    expect((await preview(await refundRuleDraft({ value: "18000" }), T0)).draftVersion).toBe(4);
+    const body = steadyDocument();
+    expect(await saveDocument({ ...body, policies: `${body.policies}\n// v2\n` }, `user:${bot.userId}`, at(-HOUR))).toMatchObject({ ok: true });
+    expect(await saveDocument({ ...body, policies: `${body.policies}\n// v3\n` }, `user:${bot.userId}`, at(-MIN))).toMatchObject({ ok: true });
+    const versions = await db().policyDocument.count();
+    expect((await preview({ kind: "document", body }, T0)).draftVersion).toBe(versions + 1);
+    expect(versions).toBeGreaterThanOrEqual(3);
+  });
+
+  it("a draft of one rule leaves every other rule as it is", async () => {
+    // A refund waiting for a lead under refund-over-limit, and one cancelled (a call of the last 30 days).
+    const cancelled = await refund("O-1145", 170, at(-HOUR));
+    if (cancelled.kind !== "task") throw new Error(`expected a task, got ${cancelled.kind}`);
+    expect(await cancelTask(await principal(), cancelled.task.taskId, at(-HOUR + MIN))).toMatchObject({ ok: true });
+    expect((await refund("O-4410", 160, at(-30 * MIN))).kind).toBe("task");
+    const { id, version, createdAt, createdBy, ...wire } = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "wire-over-25k", active: true } });
+    void id, version, createdAt, createdBy;
+    const impact = await preview({ kind: "rule", rule: wire }, T0);
+    expect(impact.calls).toMatchObject({ considered: 1, changed: 0 });
+    expect(impact.pending).toMatchObject({ considered: 1, changed: 0 });
+  });
+
+  it("a draft document that is not an object, or wrong deep inside, is refused with where", async () => {
+    expect(await previewImpact({ kind: "document", body: "not a document" }, T0)).toMatchObject({ ok: false, problems: [{ message: expect.stringMatching(/^document: /) }] });
+    const body = steadyDocument();
+    const deep = await previewImpact({ kind: "document", body: { ...body, history: [{ ...body.history[0], per: "planet" }] } }, T0);
+    expect(deep).toMatchObject({ ok: false, problems: [{ message: expect.stringMatching(/^history\.0\.per: /) }] });
+  });
+});
+
+describe("history as it stood, per agent and per tool", () => {
+  const count1 = "context.history.recent_refunds.count >= 1";
+
+  it("per agent: another agent of the same person does not count; per user it does", async () => {
+    const bot = await principal();
+    // A refund by another agent the support bot's owner also runs (history is read from the records alone).
+    await db().callRecord.create({
+      data: { tool: "issue_refund", agentId: "another-agent-of-rita", userId: bot.userId, resourceType: "order", resourceId: "O-3107", amountMinor: 100n, currency: "EUR", status: "executed", createdAt: at(-20 * MIN) },
+    });
+    expect((await refund("O-1145", 100, at(-10 * MIN))).kind).toBe("result");
+    expect((await preview(withWindow({ per: "agent", length: "1h" }, count1), T0)).calls).toMatchObject({ considered: 1, skipped: 1, changed: 0 });
+    expect((await preview(withWindow({ per: "user", length: "1h" }, count1), T0)).calls).toMatchObject({ considered: 1, skipped: 1, changed: 1, toApproval: 1 });
+  });
+
+  it("per tool: every call of the tool counts, whoever made it and on whatever it acted", async () => {
+    expect((await refund("O-3107", 100, at(-20 * MIN), await principal("ops-bot"))).kind).toBe("result");
+    expect((await refund("O-1145", 100, at(-10 * MIN))).kind).toBe("result");
+    const impact = await preview(withWindow({ per: "tool", length: "1h" }, count1), T0);
+    expect(impact.calls).toMatchObject({ considered: 2, changed: 1, toApproval: 1 });
+    expect(impact.changes.map((c) => c.summary)).toEqual([expect.stringMatching(/O-1145/)]);
+  });
+});
+
+describe("records that cannot be judged", () => {
+  it.each([
+    ["no resource", { args: { order_id: "O-9101" } }],
+    ["a resource without a type", { args: { order_id: "O-9101" }, resource: { id: "O-9101", properties: {} } }],
+    ["a resource whose id is not text", { args: { order_id: "O-9101" }, resource: { type: "order", id: 9101, properties: {} } }],
+    ["a resource without properties", { args: { order_id: "O-9101" }, resource: { type: "order", id: "O-9101" } }],
+    ["properties that are not an object", { args: { order_id: "O-9101" }, resource: { type: "order", id: "O-9101", properties: "amount" } }],
+    ["properties that are null", { args: { order_id: "O-9101" }, resource: { type: "order", id: "O-9101", properties: null } }],
+    ["a snapshot that is not an object", "O-9101"],
+  ])("a snapshot with %s is skipped", async (_what, snapshot) => {
+    const bot = await principal();
+    await db().callRecord.create({
+      data: { tool: "issue_refund", agentId: bot.agentId, userId: bot.userId, resourceType: "order", resourceId: "O-9101", amountMinor: 100n, currency: "EUR", status: "executed", createdAt: at(-MIN), snapshot },
+    });
+    const impact = await preview(await refundRuleDraft({ value: "5000" }), T0);
+    expect(impact.calls).toMatchObject({ considered: 0, skipped: 1, changed: 0 });
+  });
+});
