@@ -76,9 +76,7 @@ describe("what a preview reads", () => {
     if (cancelled.kind !== "task") throw new Error(`expected a task, got ${cancelled.kind}`);
     expect(await cancelTask(await principal(), cancelled.task.taskId, at(-HOUR + MIN))).toMatchObject({ ok: true });
     expect((await refund("O-4410", 160, at(-30 * MIN))).kind).toBe("task");
-    const { id, version, createdAt, createdBy, ...wire } = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "wire-over-25k", active: true } });
-    void id, version, createdAt, createdBy;
-    const impact = await preview({ kind: "rule", rule: wire }, T0);
+    const impact = await preview({ kind: "rule", rule: await activeRuleFields("wire-over-25k") }, T0);
     expect(impact.calls).toMatchObject({ considered: 1, changed: 0 });
     expect(impact.pending).toMatchObject({ considered: 1, changed: 0 });
   });
