@@ -4,9 +4,8 @@
  * (what saving runs), with every problem placed: "policies" problems carry the Cedar text's line and column,
  * "settings" problems the YAML's.
  */
-import { parseDocument } from "yaml";
-import { stringify } from "yaml";
-import type { PolicyProblem } from "./cedar";
+import { isMap, isScalar, parseDocument, stringify, type Document } from "yaml";
+import { lineColumn, type PolicyProblem } from "./cedar";
 import { compilePolicy } from "./compile";
 import { PolicyDocument } from "./document";
 import { currentRules } from "./store";
@@ -26,7 +25,7 @@ export function settingsYaml(body: PolicyDocument): string {
 
 /** The draft as a document body, or the problems that keep it from being one. */
 export function draftBody(draft: DraftText): { ok: true; body: PolicyDocument } | { ok: false; problems: PlacedProblem[] } {
-  const yaml = parseDocument(draft.settings || "{}", { prettyErrors: true });
+  const yaml = parseDocument(draft.settings, { prettyErrors: true });
   if (yaml.errors.length > 0) {
     return {
       ok: false,
@@ -41,9 +40,8 @@ export function draftBody(draft: DraftText): { ok: true; body: PolicyDocument } 
       ok: false,
       problems: parsed.error.issues.map((i) => {
         const path = i.path.map(String);
-        const node = path.length > 0 && path[0] !== "policies" ? yaml.getIn(i.path as (string | number)[], true) : null;
-        const range = node && typeof node === "object" && "range" in node ? (node as { range?: [number, number, number] }).range : undefined;
-        const at = range ? lineOf(draft.settings, range[0]) : {};
+        const offset = path[0] === "policies" ? undefined : settingsOffset(yaml, i.path as (string | number)[], i.code === "unrecognized_keys" ? i.keys[0] : undefined);
+        const at = offset === undefined ? {} : lineColumn(draft.settings, offset);
         return { where: path[0] === "policies" ? ("policies" as const) : ("settings" as const), message: `${path.join(".") || "document"}: ${i.message}`, ...at };
       }),
     };
@@ -51,9 +49,27 @@ export function draftBody(draft: DraftText): { ok: true; body: PolicyDocument } 
   return { ok: true, body: parsed.data };
 }
 
-function lineOf(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset).split("\n");
-  return { line: before.length, column: before[before.length - 1].length + 1 };
+/**
+ * Where in the settings' YAML a problem is: the value at `path`, or, for a key the document does not know, that key
+ * itself (its mapping has no value of its own to point at). Undefined when the YAML has no such place (a value
+ * the schema's default filled in).
+ */
+function settingsOffset(yaml: Document, path: (string | number)[], unknownKey?: string): number | undefined {
+  const node = path.length > 0 ? yaml.getIn(path, true) : yaml.contents;
+  if (unknownKey !== undefined) {
+    const pair = isMap(node) ? node.items.find((p) => isScalar(p.key) && String(p.key.value) === unknownKey) : undefined;
+    return isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
+  }
+  if (path.length === 0) return undefined;
+  return node && typeof node === "object" && "range" in node ? (node as { range?: [number, number, number] }).range?.[0] : undefined;
+}
+
+/**
+ * Where the editor shows a compilation problem: in the Cedar text when it has a place there or names a Cedar
+ * policy (an `@id`, `document:...`), else in the settings (a form rule's problem, a test case, a history window).
+ */
+export function placeProblems(problems: PolicyProblem[]): PlacedProblem[] {
+  return problems.map((p) => ({ ...p, where: p.line !== undefined || (p.policyId && !p.policyId.startsWith("rule:")) ? ("policies" as const) : ("settings" as const) }));
 }
 
 /** Strict compilation of the draft with the current form rules: no problems means saving would compile. */
@@ -63,9 +79,6 @@ export async function validateDraft(draft: DraftText): Promise<{ body: PolicyDoc
   await syncCatalog();
   const compiled = compilePolicy({ rules: await currentRules(), document: { id: "draft", version: 0, body: parsed.body }, tools: policyTools() }, { strict: true });
   if (compiled.ok) return { body: parsed.body, problems: [] };
-  return {
-    body: parsed.body,
-    problems: compiled.problems.map((p) => ({ ...p, where: p.line !== undefined || (p.policyId && !p.policyId.startsWith("rule:")) ? ("policies" as const) : ("settings" as const) })),
-  };
+  return { body: parsed.body, problems: placeProblems(compiled.problems) };
 }
 

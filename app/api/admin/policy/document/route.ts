@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { adminJson, jsonAnswer } from "@/lib/web/admin-json";
-import { draftBody } from "@/lib/policy/console-document";
+import { draftBody, placeProblems } from "@/lib/policy/console-document";
 import { saveDocument } from "@/lib/policy/store";
 import { withRequestId } from "@/lib/request-context";
 
@@ -19,10 +19,7 @@ async function handlePOST(request: Request) {
   const draft = draftBody(req.body);
   if (!draft.ok) return jsonAnswer({ error: "Not saved: the draft has problems.", problems: draft.problems }, 422);
   const saved = await saveDocument(draft.body, req.user.id, new Date(), { note: req.body.note });
-  if (!saved.ok) {
-    const problems = saved.problems.map((p) => ({ ...p, where: p.line !== undefined || (p.policyId && !p.policyId.startsWith("rule:")) ? "policies" : "settings" }));
-    return jsonAnswer({ error: "Not saved: the draft has problems.", problems }, 422);
-  }
+  if (!saved.ok) return jsonAnswer({ error: "Not saved: the draft has problems.", problems: placeProblems(saved.problems) }, 422);
   return jsonAnswer({ version: saved.version, unchanged: saved.unchanged });
 }
 
