@@ -39,6 +39,25 @@ const Common = {
   root: z.string().min(1).max(1000).refine((p) => p.startsWith("/"), "an absolute folder path").optional(),
 };
 
+/** Whether a URL is http or https. Text that is no URL at all passes here: `.url()` refuses it in its own words. */
+function isWebUrl(url: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(url).protocol);
+  } catch {
+    return true;
+  }
+}
+
+/** A user name or password in a URL, however it is spelt (`https:bot:pw@host` is `https://bot:pw@host` to a URL parser). */
+export function hasUserinfo(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.username !== "" || u.password !== "";
+  } catch {
+    return false; // not a URL: refused as such by `.url()`
+  }
+}
+
 export const UpstreamInput = z.discriminatedUnion("transport", [
   z
     .object({
@@ -47,7 +66,9 @@ export const UpstreamInput = z.discriminatedUnion("transport", [
       url: z
         .string()
         .url()
-        .refine((u) => /^https?:$/.test(new URL(u).protocol), "an http:// or https:// URL"),
+        .refine(isWebUrl, "an http:// or https:// URL")
+        // A secret in the URL would be stored and shown as it is: credentials have their own, sealed field.
+        .refine((u) => !hasUserinfo(u), "a URL without a user name or password: give credentials in their own field"),
       credentials: Credentials.optional(),
     })
     .strict(),

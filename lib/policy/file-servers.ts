@@ -11,7 +11,7 @@
  */
 import { z } from "zod";
 import type { Tx } from "../audit/append";
-import { ENV_REFERENCE, STORED_VALUE, connectionOfInput, saveUpstreamIn, storedSecrets, type UpstreamCredentials } from "../gateway/servers";
+import { ENV_REFERENCE, STORED_VALUE, connectionOfInput, hasUserinfo, saveUpstreamIn, storedSecrets, type UpstreamCredentials } from "../gateway/servers";
 import { probeUpstreamTools } from "../gateway/connections";
 import { setSummaryTemplate, setSummaryTemplateIn, snapshotOf, unregisteredToolDefs } from "../gateway/discover";
 import type { ToolDef } from "../tools/types";
@@ -74,7 +74,7 @@ export function serverSpecsOf(servers: FileServer[]): { specs: ServerSpec[]; pro
       if (!isReference(v)) problems.push({ path: at("credentials", key), message: LITERAL });
     }
     for (const [k, v] of Object.entries(s.env ?? {})) if (!isReference(v)) problems.push({ path: at("env", k), message: LITERAL });
-    if (s.url && /^[a-z]+:\/\/[^/]*@/i.test(s.url)) problems.push({ path: at("url"), message: "credentials in the URL are refused: use credentials with ${env:NAME}" });
+    if (s.url && hasUserinfo(s.url)) problems.push({ path: at("url"), message: "credentials in the URL are refused: use credentials with ${env:NAME}" });
     const other = s.transport === "stdio" ? (["url", "credentials"] as const) : (["command", "args", "env"] as const);
     for (const k of other) if (s[k] !== undefined) problems.push({ path: at(k), message: `a ${s.transport} server has no ${k}` });
     if (problems.length > before) return;
