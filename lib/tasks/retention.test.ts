@@ -3,13 +3,16 @@
  * retention, the oldest retention first, up to the batch's limit), and what the purge records. The whole
  * purge (every table searched for a marker) is proved in tests/sealed-records.test.ts and tests/retention.test.ts.
  */
-import { beforeEach, describe, expect, it } from "vitest";
-import { resetDb } from "../../tests/support/db";
-import { DAY, T0, at, gatedDeploy } from "../../tests/support/proof";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db";
+import { DAY, LEADS, T0, at, freshOrder, gatedDeploy, gatedRefund } from "../../tests/support/proof";
 import { db } from "../db/client";
+import { createWebhook } from "../webhooks/admin";
+import { askRequester } from "./ask";
 import { purgeExpiredTasks } from "./retention";
 
 beforeEach(resetDb);
+afterEach(() => vi.unstubAllEnvs());
 
 /** A production deploy's task, then set as `status` with its retention ending at `retainUntil`. */
 async function taskAs(version: string, status: "completed" | "failed" | "cancelled" | "working", retainUntil: Date): Promise<string> {
@@ -52,6 +55,46 @@ describe("two purges at once (two replicas' sweepers)", () => {
     expect(counts.reduce((a, b) => a + b, 0)).toBe(2);
     expect(await remaining()).toEqual([]);
     for (const id of ids) expect(await db().auditEvent.count({ where: { taskId: id, type: "task.purged" } })).toBe(1);
+  });
+});
+
+/** Every row of a task's own records (as stored, sealed values included), to compare before and after. */
+async function recordsOf(taskId: string) {
+  const [intents, requests, clarifications, deliveries, notifications, calls] = await Promise.all([
+    db().submissionIntent.findMany({ where: { taskId }, orderBy: { id: "asc" } }),
+    db().approvalRequest.findMany({ where: { taskId }, orderBy: { id: "asc" } }),
+    db().clarification.findMany({ where: { taskId }, orderBy: { id: "asc" } }),
+    db().webhookDelivery.findMany({ where: { taskId }, orderBy: { id: "asc" } }),
+    db().notification.findMany({ where: { taskId }, orderBy: { id: "asc" } }),
+    db().callRecord.findMany({ where: { taskId }, orderBy: { id: "asc" } }),
+  ]);
+  return { intents, requests, clarifications, deliveries, notifications, calls };
+}
+
+describe("a purge touches the purged task's records only", () => {
+  it("another task's intent, request, question, webhook deliveries, notifications and call record stay exactly as they were", async () => {
+    // Email on (nothing is sent here: the outbox rows are what a purge must leave alone), and a webhook.
+    vi.stubEnv("COUNTERSIGN_SMTP_URL", "smtp://127.0.0.1:9");
+    vi.stubEnv("COUNTERSIGN_PUBLIC_URL", "https://countersign.example.com");
+    await createWebhook({ url: "https://hooks.example/in", events: ["request.created"] }, await userId("admin@countersign.test"), T0);
+    const agent = await principal();
+    const [gone, kept] = [await gatedRefund(await freshOrder("O-9101", 30_000), T0, agent), await gatedRefund(await freshOrder("O-9102", 30_000), T0, agent)];
+    for (const id of [gone, kept]) {
+      expect(await askRequester({ requestId: await requestIdOf(id), reviewerId: await userId(LEADS[0]), question: "Which parcel?" }, T0)).toMatchObject({ ok: true });
+    }
+    const before = await recordsOf(kept);
+    // Each kind of record exists for the task that stays, so a purge reaching beyond its own task would show.
+    for (const [kind, rows] of Object.entries(before)) expect(rows.length, kind).toBeGreaterThan(0);
+    expect(before.calls.every((c) => c.snapshot !== null)).toBe(true);
+    await db().task.update({ where: { id: gone }, data: { status: "cancelled", phase: "done", retainUntil: at(-DAY) } });
+
+    expect(await purgeExpiredTasks(T0)).toBe(1);
+    expect(await recordsOf(kept)).toEqual(before);
+    const purged = await recordsOf(gone);
+    expect([purged.intents, purged.deliveries, purged.notifications].map((r) => r.length)).toEqual([0, 0, 0]);
+    expect(purged.requests.map((r) => (r.body as { redacted?: string }).redacted)).toEqual(["deleted at the end of the task's retention"]);
+    expect(purged.clarifications.map((c) => [c.question, c.answer])).toEqual([["deleted at the end of the task's retention", null]]);
+    expect(purged.calls.map((c) => c.snapshot)).toEqual([null]);
   });
 });
 
