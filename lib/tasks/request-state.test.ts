@@ -1,13 +1,14 @@
 /** Consumed request states are answerable once, and forgotten in bounded batches once their seal has expired. */
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { resetDb } from "../../tests/support/db";
-import { db } from "../db/client";
+import { db, Prisma } from "../db/client";
 import { consumeRequestState, pruneRequestStates } from "./request-state";
 
 const NOW = new Date("2100-01-01T12:00:00Z");
 
 describe("consuming a request state", () => {
   beforeEach(resetDb);
+  afterEach(() => vi.restoreAllMocks());
 
   it("answers a state once, and never at or after the instant its seal expires", async () => {
     expect(await consumeRequestState("at-expiry", NOW, NOW)).toBe(false);
@@ -20,6 +21,17 @@ describe("consuming a request state", () => {
     expect(await db().consumedRequestState.findMany({ select: { nonce: true, expiresAt: true, createdAt: true } })).toEqual([
       { nonce: "fresh", expiresAt: later, createdAt: NOW },
     ]);
+  });
+
+  it("a failure that is not a second consumer is thrown, never read as a replay", async () => {
+    const exp = new Date(NOW.getTime() + 60_000);
+    const failures = [new Error("connection lost"), new Prisma.PrismaClientKnownRequestError("timed out", { code: "P2024", clientVersion: Prisma.prismaVersion.client })];
+    for (const failure of failures) {
+      vi.spyOn(db().consumedRequestState, "create").mockRejectedValueOnce(failure);
+      await expect(consumeRequestState("unlucky", exp, NOW)).rejects.toBe(failure);
+    }
+    // Nothing was consumed: the state is still answerable once.
+    expect(await consumeRequestState("unlucky", exp, NOW)).toBe(true);
   });
 
   it("lets exactly one of concurrent consumers of one state win", async () => {
@@ -38,11 +50,16 @@ describe("pruning consumed request states", () => {
       SELECT 'n' || g, ${NOW}::timestamp - g * interval '1 second', ${NOW}::timestamp FROM generate_series(1, 1200) g`;
     expect(await consumeRequestState("live", new Date(NOW.getTime() + 60_000), NOW)).toBe(true);
 
-    expect(await pruneRequestStates(NOW, { batch: 500, maxBatches: 1 })).toBe(500);
+    // Batches of 500 unless told otherwise.
+    expect(await pruneRequestStates(NOW, { maxBatches: 1 })).toBe(500);
     // The oldest went first.
     expect(await db().consumedRequestState.count({ where: { nonce: "n1200" } })).toBe(0);
+    expect(await db().consumedRequestState.count({ where: { nonce: "n701" } })).toBe(0);
+    expect(await db().consumedRequestState.count({ where: { nonce: "n700" } })).toBe(1);
     expect(await db().consumedRequestState.count({ where: { nonce: "n1" } })).toBe(1);
-    expect(await pruneRequestStates(NOW, { batch: 500 })).toBe(700);
+    // At most four batches a call: 4 x 150 of the 700 left, then the rest.
+    expect(await pruneRequestStates(NOW, { batch: 150 })).toBe(600);
+    expect(await pruneRequestStates(NOW, { batch: 150 })).toBe(100);
     expect(await pruneRequestStates(NOW)).toBe(0);
     expect((await db().consumedRequestState.findMany()).map((s) => s.nonce)).toEqual(["live"]);
     // A pruned state whose seal has expired stays refused.
