@@ -4,10 +4,10 @@
  * that are never reused on one task; the words that reach the model are sanitized, the reviewers keep what was
  * asked. A refused question changes nothing.
  */
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { resetDb, requestIdOf, userId } from "../../tests/support/db";
 import { LEADS, MIN, TREASURY, at, auditCount, gatedRefund, taskRow } from "../../tests/support/proof";
-import { db } from "../db/client";
+import { db, Prisma } from "../db/client";
 import { reviewRequest } from "../approvals/review";
 import { askQuestions } from "./ask-questions";
 import { updateTask } from "./update";
@@ -17,6 +17,7 @@ import type { InputQuestion } from "./types";
 const form = (message: string): InputQuestion => ({ message, requestedSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] } });
 
 beforeEach(resetDb);
+afterEach(() => vi.restoreAllMocks());
 
 async function opened(order = "O-2289") {
   const taskId = await gatedRefund(order);
@@ -34,7 +35,7 @@ describe("askQuestions", () => {
     const { taskId, requestId, lena } = await opened();
     const refusal = { ok: false, error: "Ask 1 to 10 questions with simple keys." };
     const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`q${i}`, form(`Question ${i}?`)]));
-    for (const questions of [{}, many(11), { "has space": form("x?") }, { "": form("x?") }, { ["k".repeat(65)]: form("x?") }, { "q/1": form("x?") }]) {
+    for (const questions of [{}, many(11), { "has space": form("x?") }, { "": form("x?") }, { ["k".repeat(65)]: form("x?") }, { "q/1": form("x?") }, { ok: form("x?"), "not ok": form("y?") }]) {
       expect(await askQuestions({ requestId, reviewerId: lena, questions }, at(MIN))).toEqual(refusal);
     }
     await unchanged(taskId);
@@ -72,7 +73,19 @@ describe("askQuestions", () => {
     expect(message).toMatch(/^A reviewer asks: Which ticket \?/);
     const [c] = await db().clarification.findMany({ where: { taskId } });
     expect(c).toMatchObject({ key: "ticket", question: asked, askedBy: lena, requestId });
-    expect(await auditCount(taskId, "task.input-requested")).toBe(1);
+    const [event] = await db().auditEvent.findMany({ where: { taskId, type: "task.input-requested" } });
+    expect(event).toMatchObject({ actor: `user:${lena}`, requestId, data: { keys: ["ticket"] } });
+  });
+
+  it("a failure while the question is recorded is thrown, not read as a key asked before, and leaves the task waiting for approval", async () => {
+    const { taskId, requestId, lena } = await opened();
+    const failures = [new Error("connection lost"), new Prisma.PrismaClientKnownRequestError("timed out", { code: "P2024", clientVersion: Prisma.prismaVersion.client })];
+    for (const failure of failures) {
+      vi.spyOn(db(), "$transaction").mockRejectedValueOnce(failure);
+      await expect(askQuestions({ requestId, reviewerId: lena, questions: { ticket: form("Which ticket?") } }, at(MIN))).rejects.toBe(failure);
+      await unchanged(taskId);
+    }
+    expect((await askQuestions({ requestId, reviewerId: lena, questions: { ticket: form("Which ticket?") } }, at(MIN))).ok).toBe(true);
   });
 
   it("refuses a question while another is outstanding, and a key already used on the task", async () => {
