@@ -3,9 +3,10 @@
  * by the agent; another agent is told the task is unknown; a cancelled task cannot be cancelled again; a task whose
  * approval already ran completes as it did.
  */
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db";
 import { LEADS, MIN, at, auditCount, gatedRefund, sideEffects, taskRow } from "../../tests/support/proof";
+import { bindApprovalBackend, inboxBackend } from "../approvals/inbox-backend";
 import { db } from "../db/client";
 import { cancelTask } from "./cancel";
 import { decide } from "./decide";
@@ -39,5 +40,16 @@ describe("cancelTask", () => {
     expect(await taskRow(taskId)).toMatchObject({ status: "completed" });
     expect(await auditCount(taskId, "task.cancelled")).toBe(0);
     expect(await sideEffects(taskId)).toBe(1);
+  });
+
+  it("with a backend that cannot withdraw a request: the task is cancelled all the same, and the request is left to the backend", async () => {
+    const taskId = await gatedRefund("O-2289");
+    const requestId = await requestIdOf(taskId);
+    bindApprovalBackend({ ...inboxBackend, cancel: undefined });
+    onTestFinished(() => bindApprovalBackend(null));
+    expect(await cancelTask(await principal(), taskId, at(MIN))).toMatchObject({ ok: true, task: { status: "cancelled" } });
+    expect((await db().approvalRequest.findUniqueOrThrow({ where: { id: requestId } })).status).toBe("pending");
+    expect(await auditCount(taskId, "task.cancelled")).toBe(1);
+    expect(await sideEffects(taskId)).toBe(0);
   });
 });
