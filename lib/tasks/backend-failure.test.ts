@@ -2,7 +2,7 @@
  * An approval backend's failure of a pending request (SEP "Lifecycle and task status"): recorded once, on a pending
  * request only, with a bounded note; the task then ends `failed` with a JSON-RPC error and the tool never runs.
  */
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { requestIdOf, resetDb, userId } from "../../tests/support/db";
 import { LEADS, MIN, at, auditCount, gatedRefund, sideEffects, taskRow } from "../../tests/support/proof";
 import { db } from "../db/client";
@@ -11,8 +11,21 @@ import { advanceTask } from "../execution/advance";
 import { recordBackendFailure } from "./backend-failure";
 
 beforeEach(resetDb);
+afterEach(() => vi.unstubAllEnvs());
 
 describe("recordBackendFailure", () => {
+  it("tells those the request's outcome concerns, as a decision would (email on)", async () => {
+    vi.stubEnv("COUNTERSIGN_SMTP_URL", "smtp://127.0.0.1:9");
+    vi.stubEnv("COUNTERSIGN_PUBLIC_URL", "https://countersign.example.com");
+    const taskId = await gatedRefund("O-2289");
+    const requestId = await requestIdOf(taskId);
+    expect(await db().notification.count({ where: { requestId, kind: "outcome" } })).toBe(0);
+    expect(await recordBackendFailure(requestId, "backend lost it", at(MIN))).toBe(true);
+    const told = await db().notification.findMany({ where: { requestId, kind: "outcome" }, select: { channel: true, status: true } });
+    expect(told.length).toBeGreaterThan(0);
+    expect(told.every((n) => n.channel === "email" && n.status === "pending")).toBe(true);
+  });
+
   it("fails a pending request once, with its note cut to 200 characters, and the task fails without running", async () => {
     const taskId = await gatedRefund("O-2289");
     const requestId = await requestIdOf(taskId);
