@@ -19,6 +19,7 @@ import { claim } from "../lib/execution/claim";
 import { sweep } from "../lib/execution/sweep";
 import { terminalize } from "../lib/execution/terminalize";
 import { callTool } from "../lib/tasks/call";
+import { askRequester } from "../lib/tasks/ask";
 import { cancelTask } from "../lib/tasks/cancel";
 import { decide } from "../lib/tasks/decide";
 import { getTask } from "../lib/tasks/get";
@@ -190,6 +191,17 @@ describe("four-eyes review in the built-in backend", () => {
     await expectDenied(taskId, /expired before anyone decided/);
     expect((await db().approvalRequest.findUniqueOrThrow({ where: { id: t.handle! } })).status).toBe("expired");
     expect(await decide({ requestId: t.handle!, reviewerId: await userId(TREASURY[0]), decision: "approve" }, at(2 * DAY + 1))).toMatchObject({ ok: false });
+  });
+
+  it("the note about too few eligible reviewers is for a task waiting for approval, not one waiting for its requester's answer", async () => {
+    await db().user.update({ where: { email: TREASURY[1] }, data: { active: false } });
+    const taskId = await bigWire();
+    const requestId = (await taskRow(taskId)).handle!;
+    expect(await askRequester({ requestId, reviewerId: await userId(TREASURY[0]), question: "Which invoice is this for?" }, at(MIN))).toMatchObject({ ok: true });
+    expect((await inboxBackend.status(requestId, at(2 * MIN))).note).toMatch(/Not enough eligible reviewers exist/);
+    const view = (await getTask(await ops(), taskId, at(2 * MIN)))!;
+    expect(view.status).toBe("input_required");
+    expect(view.statusMessage).toBe("A reviewer needs more information before deciding; answer the outstanding input with tasks/update. The tool has not run.");
   });
 
   // The approvers' eligibility is read by the backend's status() at the start of advanceTask and read again,
