@@ -77,6 +77,9 @@ describe("a draft as a document", () => {
     // A test case with a key of its own, in a list: the key's line too.
     const inList = draftBody({ policies: "", settings: "tests:\n  - name: one\n    call: { tool: issue_refund }\n    expect: allow\n    because: reasons\n" });
     expect(inList).toEqual({ ok: false, problems: [{ where: "settings", message: expect.stringMatching(/^tests\.0: .*"because"/), line: 5, column: 5 }] });
+    // A key YAML reads as a number is still found.
+    const numeric = draftBody({ policies: "", settings: "history: []\n2024: true\n" });
+    expect(numeric).toEqual({ ok: false, problems: [{ where: "settings", message: expect.stringMatching(/^document: .*"2024"/), line: 2, column: 1 }] });
   });
 
   it("a Cedar text over the size limit is a problem of the policies, not of the settings", () => {

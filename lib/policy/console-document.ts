@@ -4,7 +4,7 @@
  * (what saving runs), with every problem placed: "policies" problems carry the Cedar text's line and column,
  * "settings" problems the YAML's.
  */
-import { isMap, isScalar, parseDocument, stringify, type Document } from "yaml";
+import { isMap, isNode, isScalar, parseDocument, stringify, type Document } from "yaml";
 import { lineColumn, type PolicyProblem } from "./cedar";
 import { compilePolicy } from "./compile";
 import { PolicyDocument } from "./document";
@@ -55,13 +55,10 @@ export function draftBody(draft: DraftText): { ok: true; body: PolicyDocument } 
  * the schema's default filled in).
  */
 function settingsOffset(yaml: Document, path: (string | number)[], unknownKey?: string): number | undefined {
-  const node = path.length > 0 ? yaml.getIn(path, true) : yaml.contents;
-  if (unknownKey !== undefined) {
-    const pair = isMap(node) ? node.items.find((p) => isScalar(p.key) && String(p.key.value) === unknownKey) : undefined;
-    return isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
-  }
-  if (path.length === 0) return undefined;
-  return node && typeof node === "object" && "range" in node ? (node as { range?: [number, number, number] }).range?.[0] : undefined;
+  const node = yaml.getIn(path, true);
+  if (unknownKey === undefined) return path.length > 0 && isNode(node) ? node.range?.[0] : undefined;
+  const pair = isMap(node) ? node.items.find((p) => isScalar(p.key) && String(p.key.value) === unknownKey) : undefined;
+  return isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
 }
 
 /**
