@@ -2,7 +2,7 @@ import { defineConfig } from "@playwright/test";
 import { chromiumProject } from "./e2e/chromium-project";
 
 /**
- * End-to-end tests against a server that is already running (the lead's test script starts it; no `webServer`
+ * End-to-end tests against a server that is already running (scripts/test.sh starts it; no `webServer`
  * here). BASE_URL picks the server, default http://localhost:3000.
  */
 export default defineConfig({
