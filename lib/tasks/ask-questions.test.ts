@@ -4,10 +4,11 @@
  * that are never reused on one task; the words that reach the model are sanitized, the reviewers keep what was
  * asked. A refused question changes nothing.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { resetDb, requestIdOf, userId } from "../../tests/support/db";
 import { LEADS, MIN, TREASURY, at, auditCount, gatedRefund, taskRow } from "../../tests/support/proof";
-import { db, Prisma } from "../db/client";
+import { db } from "../db/client";
+import { expectOtherFailuresLetThrough } from "../../tests/support/transaction-faults";
 import { reviewRequest } from "../approvals/review";
 import { askQuestions } from "./ask-questions";
 import { updateTask } from "./update";
@@ -17,7 +18,6 @@ import type { InputQuestion } from "./types";
 const form = (message: string): InputQuestion => ({ message, requestedSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] } });
 
 beforeEach(resetDb);
-afterEach(() => vi.restoreAllMocks());
 
 async function opened(order = "O-2289") {
   const taskId = await gatedRefund(order);
@@ -79,12 +79,8 @@ describe("askQuestions", () => {
 
   it("a failure while the question is recorded is thrown, not read as a key asked before, and leaves the task waiting for approval", async () => {
     const { taskId, requestId, lena } = await opened();
-    const failures = [new Error("connection lost"), new Prisma.PrismaClientKnownRequestError("timed out", { code: "P2024", clientVersion: Prisma.prismaVersion.client })];
-    for (const failure of failures) {
-      vi.spyOn(db(), "$transaction").mockRejectedValueOnce(failure);
-      await expect(askQuestions({ requestId, reviewerId: lena, questions: { ticket: form("Which ticket?") } }, at(MIN))).rejects.toBe(failure);
-      await unchanged(taskId);
-    }
+    await expectOtherFailuresLetThrough(() => askQuestions({ requestId, reviewerId: lena, questions: { ticket: form("Which ticket?") } }, at(MIN)));
+    await unchanged(taskId);
     expect((await askQuestions({ requestId, reviewerId: lena, questions: { ticket: form("Which ticket?") } }, at(MIN))).ok).toBe(true);
   });
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { requestIdOf, resetDb, userId } from "../../tests/support/db";
-import { LEADS, MIN, at, auditCount, gatedRefund, sideEffects, taskRow } from "../../tests/support/proof";
+import { LEADS, MIN, at, auditCount, emailOutboxOn, gatedRefund, sideEffects, taskRow } from "../../tests/support/proof";
 import { db } from "../db/client";
 import { reviewRequest } from "../approvals/review";
 import { advanceTask } from "../execution/advance";
@@ -15,8 +15,7 @@ afterEach(() => vi.unstubAllEnvs());
 
 describe("recordBackendFailure", () => {
   it("tells those the request's outcome concerns, as a decision would (email on)", async () => {
-    vi.stubEnv("COUNTERSIGN_SMTP_URL", "smtp://127.0.0.1:9");
-    vi.stubEnv("COUNTERSIGN_PUBLIC_URL", "https://countersign.example.com");
+    emailOutboxOn();
     const taskId = await gatedRefund("O-2289");
     const requestId = await requestIdOf(taskId);
     expect(await db().notification.count({ where: { requestId, kind: "outcome" } })).toBe(0);

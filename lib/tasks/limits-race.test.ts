@@ -33,28 +33,30 @@ async function endOpenTasks(): Promise<number> {
   return open;
 }
 
+/** Each burst opens exactly `allowed` requests and refuses the rest as over the limit; `between` runs after each. */
+async function burstsOpenExactly(allowed: number, between: () => Promise<void>): Promise<void> {
+  for (let trial = 0; trial < TRIALS; trial++) {
+    const answers = await burst(trial);
+    expect(answers.filter((a) => a === "task"), `trial ${trial}: ${answers.join(", ")}`).toHaveLength(allowed);
+    expect(answers.filter((a) => a !== "task")).toEqual(Array(CALLS - allowed).fill("Approval request limit reached"));
+    await between();
+  }
+}
+
 describe("concurrent gated calls of one agent", () => {
   it("never open more requests than the pending limit (bursts of 12 calls at once, a limit of 3)", async () => {
     vi.stubEnv("COUNTERSIGN_MAX_PENDING_PER_AGENT", "3");
     vi.stubEnv("COUNTERSIGN_SUBMISSIONS_PER_MINUTE", "100000");
-    for (let trial = 0; trial < TRIALS; trial++) {
-      const answers = await burst(trial);
-      expect(answers.filter((a) => a === "task"), `trial ${trial}: ${answers.join(", ")}`).toHaveLength(3);
-      expect(answers.filter((a) => a !== "task")).toEqual(Array(CALLS - 3).fill("Approval request limit reached"));
-      expect(await endOpenTasks()).toBe(3);
-    }
+    await burstsOpenExactly(3, async () => expect(await endOpenTasks()).toBe(3));
   });
 
   it("never submit more in a minute than the rate limit (bursts of 12 calls at once, 4 a minute)", async () => {
     vi.stubEnv("COUNTERSIGN_MAX_PENDING_PER_AGENT", "1000");
     vi.stubEnv("COUNTERSIGN_SUBMISSIONS_PER_MINUTE", "4");
-    for (let trial = 0; trial < TRIALS; trial++) {
-      const answers = await burst(trial);
-      expect(answers.filter((a) => a === "task"), `trial ${trial}: ${answers.join(", ")}`).toHaveLength(4);
-      expect(answers.filter((a) => a !== "task")).toEqual(Array(CALLS - 4).fill("Approval request limit reached"));
+    await burstsOpenExactly(4, async () => {
       // The minute's submissions are forgotten (their intents moved back), so the next burst starts from none.
       await endOpenTasks();
       await db().submissionIntent.updateMany({ data: { createdAt: new Date(T0.getTime() - 3_600_000) } });
-    }
+    });
   });
 });

@@ -1,14 +1,14 @@
 /** Consumed request states are answerable once, and forgotten in bounded batches once their seal has expired. */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { resetDb } from "../../tests/support/db";
-import { db, Prisma } from "../db/client";
+import { db } from "../db/client";
+import { expectOtherFailuresLetThrough } from "../../tests/support/transaction-faults";
 import { consumeRequestState, pruneRequestStates } from "./request-state";
 
 const NOW = new Date("2100-01-01T12:00:00Z");
 
 describe("consuming a request state", () => {
   beforeEach(resetDb);
-  afterEach(() => vi.restoreAllMocks());
 
   it("answers a state once, and never at or after the instant its seal expires", async () => {
     expect(await consumeRequestState("at-expiry", NOW, NOW)).toBe(false);
@@ -25,11 +25,10 @@ describe("consuming a request state", () => {
 
   it("a failure that is not a second consumer is thrown, never read as a replay", async () => {
     const exp = new Date(NOW.getTime() + 60_000);
-    const failures = [new Error("connection lost"), new Prisma.PrismaClientKnownRequestError("timed out", { code: "P2024", clientVersion: Prisma.prismaVersion.client })];
-    for (const failure of failures) {
-      vi.spyOn(db().consumedRequestState, "create").mockRejectedValueOnce(failure);
-      await expect(consumeRequestState("unlucky", exp, NOW)).rejects.toBe(failure);
-    }
+    await expectOtherFailuresLetThrough(
+      () => consumeRequestState("unlucky", exp, NOW),
+      () => vi.spyOn(db().consumedRequestState, "create"),
+    );
     // Nothing was consumed: the state is still answerable once.
     expect(await consumeRequestState("unlucky", exp, NOW)).toBe(true);
   });

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { principal, requestIdOf, resetDb, userId } from "../../tests/support/db";
-import { DAY, LEADS, T0, at, freshOrder, gatedDeploy, gatedRefund } from "../../tests/support/proof";
+import { DAY, LEADS, T0, at, emailOutboxOn, freshOrder, gatedDeploy, gatedRefund } from "../../tests/support/proof";
 import { db } from "../db/client";
 import { createWebhook } from "../webhooks/admin";
 import { askRequester } from "./ask";
@@ -27,7 +27,7 @@ describe("which tasks a purge takes", () => {
   it("only terminal tasks past their retention, the oldest retention first, as many as the batch's limit", async () => {
     // A task still working whose retention is the oldest of all: never purged, and never taking a purgeable one's place.
     const working = await taskAs("1.0.0", "working", at(-10 * DAY));
-    const oldest = await taskAs("1.0.1", "completed", at(-3 * DAY));
+    await taskAs("1.0.1", "completed", at(-3 * DAY)); // the oldest expired: the first to go
     const older = await taskAs("1.0.2", "failed", at(-2 * DAY));
     const old = await taskAs("1.0.3", "cancelled", at(-1 * DAY));
     const kept = await taskAs("1.0.4", "completed", at(DAY));
@@ -74,8 +74,7 @@ async function recordsOf(taskId: string) {
 describe("a purge touches the purged task's records only", () => {
   it("another task's intent, request, question, webhook deliveries, notifications and call record stay exactly as they were", async () => {
     // Email on (nothing is sent here: the outbox rows are what a purge must leave alone), and a webhook.
-    vi.stubEnv("COUNTERSIGN_SMTP_URL", "smtp://127.0.0.1:9");
-    vi.stubEnv("COUNTERSIGN_PUBLIC_URL", "https://countersign.example.com");
+    emailOutboxOn();
     await createWebhook({ url: "https://hooks.example/in", events: ["request.created"] }, await userId("admin@countersign.test"), T0);
     const agent = await principal();
     const [gone, kept] = [await gatedRefund(await freshOrder("O-9101", 30_000), T0, agent), await gatedRefund(await freshOrder("O-9102", 30_000), T0, agent)];

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import path from "node:path";
 import readline from "node:readline";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { db } from "../../lib/db/client";
 import { reviewRequest } from "../../lib/approvals/review";
 import { saveRuleVersion, type RuleInput } from "../../lib/policy/save-rule";
@@ -40,6 +40,15 @@ export const SRES = ["sasha.sre@countersign.test", "sid.sre@countersign.test"] a
 export async function freshOrder(id: string, totalCents = 20_000): Promise<string> {
   await db().order.create({ data: { id, customer: "Proof Test", totalCents, currency: "EUR" } });
   return id;
+}
+
+/**
+ * Email on for the rest of the test (undone by `vi.unstubAllEnvs()`): the outbox writes its rows; nothing is
+ * delivered, as no mail server listens there and the test does not run the sender.
+ */
+export function emailOutboxOn(): void {
+  vi.stubEnv("COUNTERSIGN_SMTP_URL", "smtp://127.0.0.1:9");
+  vi.stubEnv("COUNTERSIGN_PUBLIC_URL", "https://countersign.example.com");
 }
 
 /** A gated (approval-required) call that must come back as a working task. */

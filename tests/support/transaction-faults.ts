@@ -29,9 +29,14 @@ export async function withLostDatabase(body: (lose: { beforeSending(): void; asC
   }
 }
 
-/** `attempt` lets through what its transaction throws when that is neither a lost database nor its own case: a plain error, and a database error (a record not found). */
-export async function expectOtherFailuresLetThrough(attempt: () => Promise<unknown>): Promise<void> {
-  const spy = vi.spyOn(db(), "$transaction");
+type Failable = { mockImplementationOnce(fn: never): unknown; mockRestore(): void };
+
+/**
+ * `attempt` lets through what its transaction (or the database call `failing` spies on) throws when that is neither
+ * a lost database nor its own case: a plain error, and a database error (a record not found).
+ */
+export async function expectOtherFailuresLetThrough(attempt: () => Promise<unknown>, failing: () => Failable = () => vi.spyOn(db(), "$transaction")): Promise<void> {
+  const spy = failing();
   try {
     const notFound = new Prisma.PrismaClientKnownRequestError("Record to update not found.", { code: "P2025", clientVersion: "7" });
     for (const failure of [new Error("bug"), notFound]) {
