@@ -10,6 +10,9 @@
  * process); then the resident memory of one supervised stdio upstream (server-filesystem).
  *
  *   N=300 CONCURRENT_CALLS=400 npx tsx scripts/bench-gateway.ts
+ *
+ * COUNTERSIGN_DIRECT_CALLS=0 (passed on to the Countersign process) sends every request through the SDK's
+ * per-request server, for comparison with plain calls answered without it (lib/mcp/direct-call.ts).
  */
 import { fork, spawn } from "node:child_process";
 import fs from "node:fs/promises";

@@ -1,14 +1,16 @@
 /**
  * The MCP endpoint. Origin validation first (403 for a foreign browser origin), then bearer authentication (401
  * with `WWW-Authenticate: Bearer` for an unknown, revoked or malformed token), then the SDK's web-standard
- * handler; the server itself is built per request in lib/mcp. While the database is unreachable, a request that fails
+ * handler (a plain tools/call is answered by lib/mcp/direct-call.ts without it); the server itself is built per
+ * request in lib/mcp. While the database is unreachable, a request that fails
  * before any handler answers is a 503 with Retry-After (lib/mcp/unavailable.ts). Every line logged while a request
  * is handled carries its id, which the response echoes in `x-request-id` (lib/request-context.ts).
  */
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { logFailure, logRequest } from "@/lib/log";
 import { requireAgent } from "@/lib/mcp/auth";
-import { parsedBodyOf, screenBody } from "@/lib/mcp/nesting";
+import { directCallAnswer, directCalls, plainToolCall } from "@/lib/mcp/direct-call";
+import { screenBody } from "@/lib/mcp/nesting";
 import { originRefusal } from "@/lib/mcp/origin";
 import { createServer } from "@/lib/mcp/server";
 import { answeringOutages, noteUnavailable } from "@/lib/mcp/unavailable";
@@ -55,10 +57,14 @@ async function answer(request: Request): Promise<Response> {
   if ("refused" in body) return body.refused;
   // An unreachable database (in authentication or in building the server) is a 503 that says nothing ran.
   return answeringOutages(async () => {
-    const auth = await requireAgent(request);
+    const auth = await requireAgent(body.request);
     if (auth instanceof Response) return auth;
-    // Parsed once the caller is known, and handed to the SDK so it does not read the body a second time.
-    return handler.fetch(request, { authInfo: auth, ...parsedBodyOf(body.text) });
+    // The body, parsed once, is handed to the SDK so it does not read it a second time.
+    const parsed = "parsedBody" in body ? { parsedBody: body.parsedBody } : {};
+    // A plain tools/call is answered without the SDK's per-request server (lib/mcp/direct-call.ts).
+    const plain = "parsedBody" in parsed && directCalls() ? plainToolCall(body.request, parsed.parsedBody) : null;
+    const direct = plain && (await directCallAnswer(plain, auth));
+    return direct || handler.fetch(body.request, { authInfo: auth, ...parsed });
   });
 }
 

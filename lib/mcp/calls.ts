@@ -13,6 +13,7 @@ import {
   inputRequired,
   inputResponse,
   type CallToolResult,
+  type AuthInfo,
   type ServerContext,
   type StandardSchemaWithJSON,
 } from "@modelcontextprotocol/server";
@@ -35,7 +36,21 @@ import {
 /** Tools that only run as tasks: a client without the tasks extension gets -32021 instead of a degraded result. */
 const TASK_REQUIRED = new Set(["failing_job"]);
 
-export function clientCapabilities(reqCtx: ServerContext): unknown {
+/** Whether `tool` runs only as a task (so a client without the tasks extension is refused with -32021). */
+export function needsTasksExtension(tool: string): boolean {
+  return TASK_REQUIRED.has(tool);
+}
+
+/**
+ * What a tools/call reads of its request: the SDK's ServerContext is one, and so is the context of a call answered
+ * without the SDK's server (./direct-call).
+ */
+export type CallContext = {
+  mcpReq: Pick<ServerContext["mcpReq"], "method" | "envelope" | "requestState" | "inputResponses">;
+  http?: { authInfo?: AuthInfo };
+};
+
+export function clientCapabilities(reqCtx: CallContext): unknown {
   const envelope = reqCtx.mcpReq.envelope as Record<string, unknown> | undefined;
   return envelope?.[CLIENT_CAPABILITIES_KEY];
 }
@@ -47,7 +62,7 @@ export function tasksRequired(): MissingRequiredClientCapabilityError {
   );
 }
 
-export async function callToolHandler(principal: Principal, tool: string, args: unknown, reqCtx: ServerContext, policy?: CompiledPolicy): Promise<CallToolResult> {
+export async function callToolHandler(principal: Principal, tool: string, args: unknown, reqCtx: CallContext, policy?: CompiledPolicy): Promise<CallToolResult> {
   const tasks = declaresTasksExtension(clientCapabilities(reqCtx));
   if (!tasks && TASK_REQUIRED.has(tool)) throw tasksRequired();
   const now = new Date();
@@ -86,7 +101,7 @@ export async function outcomeToWire(
   principal: Principal,
   bindingTool: string,
   bindingArgs: unknown,
-  reqCtx: ServerContext,
+  reqCtx: CallContext,
   now: Date,
 ): Promise<CallToolResult> {
   switch (outcome.kind) {
@@ -118,7 +133,7 @@ async function askSubmissionInput(
   args: unknown,
   key: string,
   question: InputQuestion,
-  reqCtx: ServerContext,
+  reqCtx: CallContext,
   now: Date,
 ): Promise<CallToolResult> {
   if (!declaresFormElicitation(clientCapabilities(reqCtx))) {
@@ -146,7 +161,7 @@ export async function submissionAnswer(
   principal: Principal,
   tool: string,
   args: unknown,
-  reqCtx: ServerContext,
+  reqCtx: CallContext,
   now: Date,
 ): Promise<{ input?: SubmissionInput } | { result: CallToolResult }> {
   const raw = reqCtx.mcpReq.requestState<SealedState>();

@@ -6,7 +6,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { resetDb } from "../../tests/support/db";
 import { MAX_JSON_DEPTH, jsonDepth, parsedBodyOf, screenBody } from "./nesting";
-import { TASKS, call, rpc } from "./testing";
+import { buildRpcRequest } from "./raw-request";
+import { SUPPORT_BOT, TASKS, call, rpc } from "./testing";
 
 function nested(depth: number): object {
   let v: object = { leaf: true };
@@ -47,27 +48,81 @@ describe("JSON nesting depth", () => {
 });
 
 describe("the body read once for the SDK", () => {
-  const post = (body: string | null, method = "POST") =>
-    new Request("http://127.0.0.1/mcp", { method, body, headers: { "content-type": "application/json" } });
+  const post = (body: string | null, method = "POST", headers: Record<string, string> = {}) =>
+    new Request("http://127.0.0.1/mcp", { method, body, headers: { "content-type": "application/json", ...headers } });
+  const LIST = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}';
+  const declared = (text: string) => ({ "content-length": String(Buffer.byteLength(text)) });
 
-  it("a readable body comes back as its text and the request's own body stays unread", async () => {
-    const request = post('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+  it("a body without a declared length is read from a clone: its text and value come back, the request's own body stays unread", async () => {
+    const request = post(LIST);
     const screened = await screenBody(request);
-    expect(screened).toEqual({ text: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    expect(screened).toEqual({ request, text: LIST, parsedBody: JSON.parse(LIST) });
     expect(request.bodyUsed).toBe(false);
-    expect(await request.text()).toBe('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+    expect(await request.text()).toBe(LIST);
+  });
+
+  it("a body of a declared length is read from the request itself, which is handed on as it is when its value was read", async () => {
+    const request = post(LIST, "POST", declared(LIST));
+    const screened = await screenBody(request);
+    expect(screened).toEqual({ request, text: LIST, parsedBody: JSON.parse(LIST) });
+    expect(request.bodyUsed).toBe(true);
+  });
+
+  it("text that is not JSON, read from the request itself, is handed on in a copy the SDK can read again", async () => {
+    const text = '{"jsonrpc":"2.0",';
+    const request = post(text, "POST", { ...declared(text), "x-request-id": "kept-request-id" });
+    const screened = await screenBody(request);
+    if ("refused" in screened) throw new Error("refused");
+    expect(screened).not.toHaveProperty("parsedBody");
+    expect(screened.request).not.toBe(request);
+    expect(screened.request.headers.get("x-request-id")).toBe("kept-request-id");
+    expect(await screened.request.text()).toBe(text);
+  });
+
+  it("a body that fails while it is read is handed on as a copy whose reading fails too", async () => {
+    const broken = new ReadableStream<Uint8Array>({ start: (c) => c.error(new Error("connection reset")) });
+    const request = new Request("http://127.0.0.1/mcp", { method: "POST", body: broken, headers: { "content-type": "application/json", "content-length": "10" }, duplex: "half" } as RequestInit);
+    const screened = await screenBody(request);
+    if ("refused" in screened) throw new Error("refused");
+    expect(screened).not.toHaveProperty("text");
+    await expect(screened.request.text()).rejects.toThrow();
   });
 
   it("a body nested too deep is refused; a GET or a POST without a body is left to the SDK", async () => {
     const refused = await screenBody(post(JSON.stringify(nested(MAX_JSON_DEPTH + 1))));
     expect("refused" in refused && refused.refused.status).toBe(400);
+    const deep = JSON.stringify(nested(MAX_JSON_DEPTH + 1));
+    const refusedDeclared = await screenBody(post(deep, "POST", declared(deep)));
+    expect("refused" in refusedDeclared && refusedDeclared.refused.status).toBe(400);
     expect(await screenBody(post(JSON.stringify(nested(MAX_JSON_DEPTH))))).toHaveProperty("text");
-    expect(await screenBody(new Request("http://127.0.0.1/mcp"))).toEqual({});
-    expect(await screenBody(post(null))).toEqual({});
+    const get = new Request("http://127.0.0.1/mcp");
+    expect(await screenBody(get)).toEqual({ request: get });
+    const empty = post(null);
+    expect(await screenBody(empty)).toEqual({ request: empty });
   });
 
-  it("a body too large to read whole is left to the SDK, which answers it with its 413", async () => {
-    expect(await screenBody(post(`{"x":"${"a".repeat(5 * 1024 * 1024)}"}`))).toEqual({});
+  it("a body too large to read whole is left to the SDK, unread, which answers it with its 413", async () => {
+    const big = `{"x":"${"a".repeat(5 * 1024 * 1024)}"}`;
+    for (const request of [post(big), post(big, "POST", declared(big))]) {
+      expect(await screenBody(request)).toEqual({ request });
+      expect(request.bodyUsed).toBe(false);
+    }
+  });
+
+  it("through the route, a body read from the request itself is answered as one read from a clone", async () => {
+    const { POST } = await import("../../app/mcp/route");
+    const send = async (text: string, withLength: boolean) => {
+      const { headers } = buildRpcRequest("tools/list", {}, { token: SUPPORT_BOT });
+      const r = await POST(new Request("http://127.0.0.1/mcp", { method: "POST", body: text, headers: { ...headers, ...(withLength ? declared(text) : {}) } }));
+      return { status: r.status, body: await r.text() };
+    };
+    const list = buildRpcRequest("tools/list", {}, { token: SUPPORT_BOT }).body;
+    for (const text of ['{"jsonrpc":"2.0",', "", "null", "[]", list]) {
+      const viaClone = await send(text, false);
+      expect(await send(text, true)).toEqual(viaClone);
+    }
+    expect((await send(list, true)).status).toBe(200);
+    expect((await send('{"jsonrpc":"2.0",', true)).body).toMatch(/-32700/);
   });
 
   it("only JSON text becomes parsedBody: empty or malformed text gives nothing, so the SDK reads and answers it", () => {

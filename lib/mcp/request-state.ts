@@ -65,7 +65,7 @@ function keys(): { source: string; keys: string[] } {
 const processKey = randomBytes(32).toString("base64url");
 
 /** Binds a state to the JSON-RPC method and the authenticated agent (the SDK keeps only an HMAC tag of this). */
-function bind(ctx: ServerContext): string {
+function bind(ctx: BindingContext): string {
   return `${ctx.mcpReq.method}\u0000${ctx.http?.authInfo?.clientId ?? ""}`;
 }
 
@@ -82,8 +82,12 @@ function codecs(): RequestStateCodec<SealedState>[] {
   return cached.codecs;
 }
 
-export function sealState(payload: SealedState, ctx: ServerContext): Promise<string> {
-  return codecs()[0].mint(payload, ctx);
+/** What a state is bound to: the request's method and the authenticated agent (`bind`). */
+export type BindingContext = Pick<ServerContext, "mcpReq" | "http"> | { mcpReq: { method: string }; http?: { authInfo?: { clientId?: string } } };
+
+export function sealState(payload: SealedState, ctx: BindingContext): Promise<string> {
+  // The codec reads the context only through `bind`, which reads no more than BindingContext holds.
+  return codecs()[0].mint(payload, ctx as ServerContext);
 }
 
 /** `ServerOptions.requestState.verify`: any configured key may open a state; all failing refuses it (-32602). */

@@ -63,16 +63,24 @@ export class ToolTable {
       const handler = this.handlers.get(params.name);
       if (!handler) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${String(params.name).slice(0, 64)} not found`);
       const args = params.arguments;
-      let result: CallToolResult;
-      try {
-        result = await handler(args && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : {}, ctx);
-      } catch (err) {
-        if (err instanceof ProtocolError) throw err;
-        logFailure(`tools/call ${params.name}`, err);
-        return { content: [{ type: "text", text: "Internal error while processing this call; whether the tool ran is unknown. Do not retry automatically." }], isError: true };
-      }
+      const result = await handled(params.name, () => handler(args && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : {}, ctx));
       if (isInputRequiredResult(result)) return result as never;
       return low.projectCallToolResult(result, undefined) as never;
     });
+  }
+}
+
+/**
+ * A tool handler's run as tools/call answers it: a ProtocolError goes out as the JSON-RPC error it is; any other
+ * failure is logged (its class) and becomes a tool error without a message or stack. Shared with the calls answered
+ * without the SDK's server (./direct-call).
+ */
+export async function handled(tool: string, run: () => Promise<CallToolResult> | CallToolResult): Promise<CallToolResult> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof ProtocolError) throw err;
+    logFailure(`tools/call ${tool}`, err);
+    return { content: [{ type: "text", text: "Internal error while processing this call; whether the tool ran is unknown. Do not retry automatically." }], isError: true };
   }
 }

@@ -215,6 +215,40 @@ describe("time zones", () => {
     expect(week).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
+  it("gives, minute after minute, what the zone's own clock shows at each instant (across a change of offset)", () => {
+    const clock = (t: number, zone: string) => {
+      const p = Object.fromEntries(
+        new Intl.DateTimeFormat("en-GB", { timeZone: zone, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", weekday: "short" })
+          .formatToParts(new Date(t))
+          .map((x) => [x.type, x.value]),
+      );
+      return { hour: Number(p.hour), minute: Number(p.minute), weekday: ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].indexOf(p.weekday) + 1, date: `${p.year}-${p.month}-${p.day}` };
+    };
+    // Around the spring change of Berlin and New York, and of Lord Howe (half an hour), in zones a half and three
+    // quarters of an hour off UTC, every 7.919 s for two hours.
+    const around = [
+      ["Europe/Berlin", "2100-03-28T00:20:00Z"],
+      ["America/New_York", "2100-03-14T06:20:00Z"],
+      ["Australia/Lord_Howe", "2100-10-02T15:10:00Z"],
+      ["Asia/Kolkata", "2100-01-01T00:00:00Z"],
+      ["Asia/Kathmandu", "2100-01-01T00:00:00Z"],
+    ] as const;
+    for (const [zone, start] of around) {
+      const from = Date.parse(start);
+      for (let t = from; t < from + 2 * 3600_000; t += 7919) {
+        const got = zoneFields(new Date(t), zone);
+        expect(got, `${zone} at ${new Date(t).toISOString()}`).toEqual(clock(t, zone));
+        got.hour = -1; // a caller's change is its own
+      }
+    }
+  });
+
+  it("before 1973 a zone's minute need not start with UTC's: Monrovia's clock turns within a UTC minute", () => {
+    // 1971: Africa/Monrovia was 44 minutes 30 seconds behind UTC, so 12:00:20 UTC is 11:15:50 and 12:00:40 is 11:16:10.
+    expect(zoneFields(new Date("1971-06-01T12:00:20Z"), "Africa/Monrovia")).toMatchObject({ hour: 11, minute: 15 });
+    expect(zoneFields(new Date("1971-06-01T12:00:40Z"), "Africa/Monrovia")).toMatchObject({ hour: 11, minute: 16 });
+  });
+
   it("accepts IANA zone names only", () => {
     for (const zone of ["Europe/Berlin", "UTC", "America/Argentina/Buenos_Aires", "Etc/GMT+1"]) expect(validTimeZone(zone)).toBe(true);
     for (const zone of ["Nowhere/City", "+01:00", "", "Europe/Berlin ", "EST5EDT"]) expect(validTimeZone(zone)).toBe(false);

@@ -239,8 +239,28 @@ export function buildSchema(tools: PolicyTool[], history: HistorySpec[], zones: 
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 
+type ZoneFields = { hour: number; minute: number; weekday: number; date: string };
+
+/**
+ * The fields of each zone's latest minute: every call evaluates them (formatting a date in a time zone costs
+ * tens of microseconds), and within one minute of UTC they do not change. That holds since 1972, when the last
+ * zone whose offset was not a whole number of minutes (Africa/Monrovia, -0:44:30) left it: an earlier instant is
+ * always computed.
+ */
+const latestMinute = new Map<string, { minute: number; fields: ZoneFields }>();
+const WHOLE_MINUTE_OFFSETS_SINCE = Date.UTC(1973, 0, 1);
+
 /** Local wall-clock fields of `now` in a named time zone (IANA), for business-hours conditions. */
-export function zoneFields(now: Date, zone: string): { hour: number; minute: number; weekday: number; date: string } {
+export function zoneFields(now: Date, zone: string): ZoneFields {
+  const minute = Math.floor(now.getTime() / 60_000);
+  const known = latestMinute.get(zone);
+  if (known?.minute === minute) return { ...known.fields };
+  const fields = formatZoneFields(now, zone);
+  if (now.getTime() >= WHOLE_MINUTE_OFFSETS_SINCE) latestMinute.set(zone, { minute, fields: { ...fields } });
+  return fields;
+}
+
+function formatZoneFields(now: Date, zone: string): ZoneFields {
   let format = formats.get(zone);
   if (!format) {
     format = new Intl.DateTimeFormat("en-US", {
