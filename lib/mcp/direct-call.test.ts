@@ -9,7 +9,8 @@ import { McpServer } from "@modelcontextprotocol/server";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { db } from "../db/client";
 import { resetDb } from "../../tests/support/db";
-import { plainToolCall } from "./direct-call";
+import { encodeResult, plainToolCall } from "./direct-call";
+import { SERVER_INFO } from "./server";
 import { buildRpcRequest, type RawRequestOptions } from "./raw-request";
 import { OPS_BOT, SUPPORT_BOT, TASKS, TASKS_AND_FORMS, call, type Rpc } from "./testing";
 
@@ -91,7 +92,27 @@ const CASES: Case[] = [
     opts: { extra: { _meta: { "io.modelcontextprotocol/protocolVersion": "2025-11-25" } } },
     direct: false,
   },
-  { label: "a task-only tool without the tasks extension (-32021)", tool: "failing_job", args: {}, opts: { caps: {} }, direct: false },
+  {
+    // Task-only tools exist in conformance mode (the suite's fixtures): -32021, answered by the SDK.
+    label: "a task-only tool without the tasks extension (-32021), in conformance mode",
+    tool: "failing_job",
+    args: {},
+    opts: { caps: {} },
+    direct: false,
+    setup: () => (process.env.COUNTERSIGN_CONFORMANCE = "1"),
+  },
+  {
+    label: "an upstream tool whose schema maps an argument to a header (the SDK checks the header)",
+    tool: "hdr__lookup",
+    args: { region: "eu" },
+    opts: {},
+    direct: false,
+    setup: async () => {
+      await db().$executeRaw`INSERT INTO "UpstreamServer" ("id", "name", "transport", "url") VALUES ('srv-hdr', 'hdr', 'streamable-http', 'http://127.0.0.1:9/mcp')`;
+      const accepted = { description: "Looks a region up.", inputSchema: { type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" } } }, annotations: {} };
+      await db().upstreamTool.create({ data: { id: "t-hdr", serverId: "srv-hdr", name: "lookup", accepted, acceptedDigest: "d-hdr" } });
+    },
+  },
   { label: "an unknown tool", tool: "no_such_tool", args: {}, opts: {}, direct: false },
   { label: "a degraded-path tool", tool: "get_request_status", args: { request_id: "nope" }, opts: {}, direct: false },
 ];
@@ -102,6 +123,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   delete process.env.COUNTERSIGN_DIRECT_CALLS;
+  delete process.env.COUNTERSIGN_CONFORMANCE;
   delete process.env.COUNTERSIGN_REQUEST_STATE_KEYS;
   vi.restoreAllMocks();
 });
@@ -176,7 +198,27 @@ describe("which requests are plain", () => {
     ["a 2025-era request", { legacy: true }],
     ["a text body type", { headers: { "Content-Type": "text/plain" } }],
     ["an id that is not a whole number", { id: 1.5 }],
-    ["a member beside the four", {}, (b) => (b.extra = 1)],
+    [
+      "a member beside the four",
+      {},
+      (b) => {
+        b.extra = 1;
+      },
+    ],
+    [
+      "a JSON-RPC version other than 2.0",
+      {},
+      (b) => {
+        b.jsonrpc = "1.0";
+      },
+    ],
+    [
+      "another method in the body",
+      {},
+      (b) => {
+        b.method = "tools/list";
+      },
+    ],
     ["a batch", {}, (b) => [b]],
   ])("leaves a request with %s to the SDK", (_label, opts, change) => {
     const { request: r, body } = request(opts);
@@ -201,5 +243,28 @@ describe("which requests are plain", () => {
   it("leaves anything but a POST to the SDK", () => {
     const { request: r, body } = request({ method: "GET" });
     expect(plainToolCall(r, body)).toBeNull();
+  });
+});
+
+describe("the answer's encoding (the SDK's for 2026-07-28)", () => {
+  const serverInfo = { "io.modelcontextprotocol/serverInfo": SERVER_INFO };
+
+  it("stamps resultType complete and the server's identity, and keeps a result's own", () => {
+    expect(encodeResult({ content: [{ type: "text", text: "ok" }] })).toEqual({ content: [{ type: "text", text: "ok" }], resultType: "complete", _meta: serverInfo });
+    const own = { content: [], _meta: { "io.modelcontextprotocol/serverInfo": { name: "upstream", version: "9" }, x: 1 } };
+    expect(encodeResult(own)).toEqual({ ...own, resultType: "complete" });
+    expect(encodeResult({ content: [], _meta: { x: 1 } })).toEqual({ content: [], resultType: "complete", _meta: { x: 1, ...serverInfo } });
+  });
+
+  it("gives a result without content an empty one, unless it is of another family", () => {
+    expect(encodeResult({ resultType: "task", taskId: "t" } as never)).toEqual({ resultType: "task", taskId: "t", content: [], _meta: serverInfo });
+    const question = { resultType: "input_required", inputRequests: { k: {} }, requestState: "s" };
+    expect(encodeResult(question as never)).toEqual({ ...question, _meta: serverInfo });
+  });
+
+  it("also sends structured content that is not an object as text, unless the result has text already", () => {
+    expect(encodeResult({ content: [], structuredContent: [1, 2] as never })).toMatchObject({ content: [{ type: "text", text: "[1,2]" }] });
+    expect(encodeResult({ content: [{ type: "text", text: "two" }], structuredContent: 2 as never })).toMatchObject({ content: [{ type: "text", text: "two" }] });
+    expect(encodeResult({ content: [], structuredContent: { n: 2 } })).toMatchObject({ content: [] });
   });
 });

@@ -30,7 +30,6 @@ import {
   CLIENT_INFO_META_KEY,
   PROTOCOL_VERSION_META_KEY,
   SERVER_INFO_META_KEY,
-  ProtocolError,
   classifyInboundRequest,
   isInputRequiredResult,
   isJsonContentType,
@@ -67,7 +66,7 @@ const PARAM_KEYS = new Set(["name", "arguments", "_meta"]);
 const ENVELOPE_KEYS = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]);
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 function onlyKeys(o: Record<string, unknown>, allowed: Set<string>): boolean {
@@ -156,20 +155,14 @@ export async function directCallAnswer(call: PlainToolCall, authInfo: AuthInfo):
     // Nothing has happened yet: the SDK's path reads the policy again and answers its failure as it always has.
     return null;
   }
-  try {
-    const result = await handled(tool.name, () => callToolHandler(principal, tool.name, call.args, ctx, policy));
-    return Response.json({ jsonrpc: "2.0", id: call.id, result: encodeResult(result) }, { status: 200, headers: { "Content-Type": "application/json" } });
-  } catch (err) {
-    // A protocol error is the handler's answer (200, as the SDK sends a handler's error); the SDK's -32002 code
-    // is sent as -32602 on this revision.
-    if (!(err instanceof ProtocolError)) throw err;
-    const code = err.code === -32002 ? -32602 : err.code;
-    return Response.json({ jsonrpc: "2.0", id: call.id, error: { code, message: err.message, ...(err.data !== undefined ? { data: err.data } : {}) } });
-  }
+  // The handler throws a protocol error only for a task-only tool without the tasks extension or for a
+  // requestState, both left to the SDK above.
+  const result = await handled(tool.name, () => callToolHandler(principal, tool.name, call.args, ctx, policy));
+  return Response.json({ jsonrpc: "2.0", id: call.id, result: encodeResult(result) }, { status: 200, headers: { "Content-Type": "application/json" } });
 }
 
 /** A tools/call result as the SDK encodes it on 2026-07-28. */
-function encodeResult(result: CallToolResult): Record<string, unknown> {
+export function encodeResult(result: CallToolResult): Record<string, unknown> {
   const projected: Record<string, unknown> = isInputRequiredResult(result) ? result : textFallback(contentDefaulted(result));
   const stamped = projected.resultType === undefined ? { ...projected, resultType: "complete" } : projected;
   const meta = stamped._meta;
