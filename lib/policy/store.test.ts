@@ -5,7 +5,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { resetDb, userId } from "../../tests/support/db";
 import { db } from "../db/client";
-import { currentDocument, currentPolicy, documentVersion, saveDocument } from "./store";
+import { LEGACY_DOCUMENT } from "./document";
+import { currentDocument, currentPolicy, currentRules, documentVersion, saveDocument } from "./store";
 
 beforeEach(resetDb);
 
@@ -26,6 +27,18 @@ describe("document versions", () => {
 });
 
 describe("saving a document", () => {
+  it("saves made at once each take the next version: none is lost or refused (PostgreSQL shows the race)", async () => {
+    const admin = await userId("admin@countersign.test");
+    const zones = ["Asia/Tokyo", "Europe/Paris", "America/Chicago", "Africa/Lagos", "Asia/Dubai", "Europe/Oslo"];
+    for (let round = 0; round < 3; round++) {
+      const { body, version } = await currentDocument();
+      const results = await Promise.all(zones.map((z) => saveDocument({ ...body, timeZones: [z, `Etc/GMT+${round + 1}`] }, admin, T0, { check: async () => [] })));
+      const versions = results.map((r) => (r.ok && !r.unchanged ? r.version : null));
+      expect(versions.sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(zones.map((_, i) => version + 1 + i));
+      expect(await db().policyDocument.count({ where: { version: { gt: version } } })).toBe(zones.length);
+    }
+  });
+
   it("a check given by the caller replaces the run of the body's own test cases: its failures refuse the save, nothing else does", async () => {
     const admin = await userId("admin@countersign.test");
     const base = (await currentDocument()).body;
@@ -86,5 +99,37 @@ describe("the compiled policy and the tool catalog", () => {
     const next = await currentPolicy();
     expect(next).not.toBe(first);
     expect(toolOf(next)?.inputSchema).toMatchObject({ properties: { id: { type: "integer" } } });
+  });
+});
+
+describe("the current rules and document", () => {
+  it("the active rules, a tool's alone when asked, in the order of their keys whatever order they were written in", async () => {
+    const rule = (ruleKey: string, tool: string, active = true) => ({
+      ruleKey,
+      version: 1,
+      tool,
+      description: ruleKey,
+      field: "amount_cents",
+      operator: "gt",
+      value: "1",
+      effect: "requestable",
+      reason: ruleKey,
+      active,
+    });
+    await db().policyRule.deleteMany();
+    for (const r of [rule("zz-last", "issue_refund"), rule("mm-other-tool", "deploy_service"), rule("aa-first", "issue_refund"), rule("bb-inactive", "issue_refund", false)]) {
+      await db().policyRule.create({ data: r });
+    }
+    expect((await currentRules()).map((r) => r.ruleKey)).toEqual(["aa-first", "mm-other-tool", "zz-last"]);
+    expect((await currentRules("issue_refund")).map((r) => r.ruleKey)).toEqual(["aa-first", "zz-last"]);
+  });
+
+  it("with no document version saved, the legacy document (version 0) is current, and the policy is compiled from it", async () => {
+    await db().policyDocument.deleteMany();
+    expect(await currentDocument()).toEqual({ id: "legacy", version: 0, body: LEGACY_DOCUMENT });
+    const policy = await currentPolicy();
+    expect(policy.document.ref).toMatchObject({ id: "legacy", version: 0 });
+    // Its default posture (allow) decides a tool no policy names.
+    expect(policy.posture("support-bot", "no_policy_names_this")).toMatchObject({ posture: { effect: "allow" }, ref: { id: "legacy", ruleKey: "default" } });
   });
 });
