@@ -1,10 +1,10 @@
 /**
  * The MCP endpoint. Origin validation first (403 for a foreign browser origin), then bearer authentication (401
  * with `WWW-Authenticate: Bearer` for an unknown, revoked or malformed token), then the SDK's web-standard
- * handler (a plain tools/call is answered by lib/mcp/direct-call.ts without it); the server itself is built per
- * request in lib/mcp. While the database is unreachable, a request that fails
- * before any handler answers is a 503 with Retry-After (lib/mcp/unavailable.ts). Every line logged while a request
- * is handled carries its id, which the response echoes in `x-request-id` (lib/request-context.ts).
+ * handler, whose server is built per request in lib/mcp (a plain tools/call is answered without it, by
+ * lib/mcp/direct-call.ts). While the database is unreachable, a request that fails before any handler answers is a
+ * 503 with Retry-After (lib/mcp/unavailable.ts). Every line logged while a request is handled carries its id, which
+ * the response echoes in `x-request-id` (lib/request-context.ts).
  */
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import { logFailure, logRequest } from "@/lib/log";

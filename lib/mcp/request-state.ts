@@ -83,7 +83,7 @@ function codecs(): RequestStateCodec<SealedState>[] {
 }
 
 /** What a state is bound to: the request's method and the authenticated agent (`bind`). */
-export type BindingContext = Pick<ServerContext, "mcpReq" | "http"> | { mcpReq: { method: string }; http?: { authInfo?: { clientId?: string } } };
+export type BindingContext = { mcpReq: { method: string }; http?: { authInfo?: { clientId?: string } } };
 
 export function sealState(payload: SealedState, ctx: BindingContext): Promise<string> {
   // The codec reads the context only through `bind`, which reads no more than BindingContext holds.
