@@ -59,12 +59,11 @@ async function answer(request: Request): Promise<Response> {
   return answeringOutages(async () => {
     const auth = await requireAgent(body.request);
     if (auth instanceof Response) return auth;
-    // The body, parsed once, is handed to the SDK so it does not read it a second time.
-    const parsed = "parsedBody" in body ? { parsedBody: body.parsedBody } : {};
     // A plain tools/call is answered without the SDK's per-request server (lib/mcp/direct-call.ts).
-    const plain = "parsedBody" in parsed && directCalls() ? plainToolCall(body.request, parsed.parsedBody) : null;
+    const plain = directCalls() ? plainToolCall(body.request, body.parsedBody) : null;
     const direct = plain && (await directCallAnswer(plain, auth));
-    return direct || handler.fetch(body.request, { authInfo: auth, ...parsed });
+    // The body, parsed once, is handed to the SDK so it does not read it a second time (none: the SDK reads it).
+    return direct || handler.fetch(body.request, { authInfo: auth, parsedBody: body.parsedBody });
   });
 }
 

@@ -64,7 +64,7 @@ export function tasksRequired(): MissingRequiredClientCapabilityError {
 
 export async function callToolHandler(principal: Principal, tool: string, args: unknown, reqCtx: CallContext, policy?: CompiledPolicy): Promise<CallToolResult> {
   const tasks = declaresTasksExtension(clientCapabilities(reqCtx));
-  if (!tasks && TASK_REQUIRED.has(tool)) throw tasksRequired();
+  if (!tasks && needsTasksExtension(tool)) throw tasksRequired();
   const now = new Date();
   const progress: CallProgress = { stage: "deciding" };
   let outcome: CallOutcome;
