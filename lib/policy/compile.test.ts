@@ -59,6 +59,15 @@ describe("the requirements a policy's annotations declare", () => {
     for (const quorum of ["2.0", "0x2", " 2", "+2", "2e0", "", "002"]) expect(requirementsFromAnnotations(forbid({ quorum }))).toEqual({ problem: expect.stringMatching(/^@quorum: /) });
   });
 
+  it("an annotation written without a value is the empty string, as Cedar reads it: never an absent requirement", () => {
+    const annotated = (lines: string) => refused(`@id("ask")\n${lines}\nforbid (principal, action == Action::"alpha", resource);`).map((p) => p.message);
+    expect(annotated(`@approvers("treasury")\n@reason("Treasury looks first.")\n@passkey`)).toEqual(['@passkey is "required" or "optional", not ""']);
+    expect(annotated(`@approvers("treasury")\n@reason("Treasury looks first.")\n@justification`)).toEqual(['@justification is "required" or "optional", not ""']);
+    expect(annotated(`@approvers("treasury")\n@reason`)).toEqual(["a requestable denial needs @reason: the words reviewers and the agent read"]);
+    expect(annotated(`@approvers\n@reason("Treasury looks first.")`)).toEqual([expect.stringMatching(/^@approvers: /)]);
+    expect(refused(`@id\npermit (principal, action, resource);`).map((p) => p.message)).toEqual(['every policy needs an @id("...") annotation']);
+  });
+
   it("names what is missing or wrong in words an admin can act on", () => {
     expect(requirementsFromAnnotations({ effect: "forbid", annotations: { approvers: "treasury" } } as never)).toEqual({ problem: "a requestable denial needs @reason: the words reviewers and the agent read" });
     expect(requirementsFromAnnotations(forbid({ approvers: "Tre Asury" }))).toEqual({ problem: "@approvers: an approver group: lowercase letters, digits and dashes" });
@@ -86,6 +95,9 @@ describe("the strictest of an agent's and a tool's requestable posture", () => {
     expect(resolve("allow", req(1))).toMatchObject({ posture: { effect: "requestable", requirements: { approvalsRequired: 1 } }, ref: { ruleKey: "default:tool:alpha" } });
     expect(resolve(req(2), "deny")).toMatchObject({ posture: { effect: "deny" }, ref: { ruleKey: "default:tool:alpha" } });
     expect(resolve(req(2), "allow")).toMatchObject({ posture: { effect: "requestable", requirements: { approvalsRequired: 2 } }, ref: { ruleKey: "default:agent:bot" } });
+    // One effect from both: the agent's, and nothing further is compared.
+    expect(resolve("deny", "deny")).toMatchObject({ posture: { effect: "deny" }, ref: { ruleKey: "default:agent:bot" } });
+    expect(resolve("allow", "allow")).toMatchObject({ posture: { effect: "allow" }, ref: { ruleKey: "default:agent:bot" } });
   });
 });
 
@@ -169,6 +181,15 @@ describe("where a policy's problem is reported", () => {
   it("a form rule's problem names its rule and no place in the policy text", () => {
     const r = compileText(`@id("ok")\npermit (principal, action, resource);`, { strict: true, rules: [ruleOnNothing()] });
     expect(r).toEqual({ ok: false, problems: [{ message: expect.stringMatching(/^rule r: alpha has no attribute nothing/), policyId: "rule:r" }] });
+    // A rule on a tool the catalog no longer has: its own problem, then the schema's, neither at a place.
+    const gone = compileText(`@id("ok")\npermit (principal, action, resource);`, { strict: true, rules: [{ ...ruleOnNothing(), tool: "gamma" }] });
+    expect(gone).toEqual({
+      ok: false,
+      problems: [
+        { message: "rule r: there is no tool gamma", policyId: "rule:r" },
+        { message: expect.stringMatching(/^for policy `rule:r`, unrecognized action `Action::"gamma"`/), policyId: "rule:r" },
+      ],
+    });
   });
 });
 
@@ -191,6 +212,24 @@ describe("lenient compilation of what cannot be read or named", () => {
       evaluationError: "the stored policy no longer compiles: a forbid without a valid @id",
     });
     expect(decide(stored(ASK, { tools: NOTE_NOW_INTEGER }), "alpha", 7)).toMatchObject({ decision: "deny", rule: { ruleKey: "ask" }, evaluationError: expect.stringMatching(/^the stored policy no longer compiles: the types Long and String are not compatible/) });
+  });
+
+  it("a forbid without a name on a tool that is gone: compiled without it, every other call decided as usual", () => {
+    const text = `@id("ok") permit (principal, action, resource);\nforbid (principal, action == Action::"gamma", resource);`;
+    const policy = stored(text);
+    expect(policy.problems).toEqual([expect.stringMatching(/^every policy needs an @id/), expect.stringMatching(/unrecognized action `Action::"gamma"`/)]);
+    for (const name of ["alpha", "beta"]) expect(decide(policy, name)).toMatchObject({ decision: "allow", rule: { ruleKey: "ok" } });
+  });
+
+  it("a forbid whose annotations no longer hold denies under its own name, saying which annotation", () => {
+    const text = `@id("ok") permit (principal, action, resource);\n@id("bad-quorum")\n@approvers("treasury")\n@reason("r")\n@quorum("x")\nforbid (principal, action == Action::"alpha", resource);`;
+    expect(decide(stored(text), "alpha")).toEqual({
+      decision: "deny",
+      rule: { id: "d", ruleKey: "bad-quorum", version: 3 },
+      reason: "The policy could not be evaluated for this call, so it is denied.",
+      evaluationError: expect.stringMatching(/^the stored policy no longer compiles: bad-quorum: @quorum: /),
+    });
+    expect(decide(stored(text), "beta")).toMatchObject({ decision: "allow" });
   });
 
   it("a permit whose annotations no longer hold is dropped, not turned into a denial", () => {

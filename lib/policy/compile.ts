@@ -24,9 +24,10 @@ export type CompileResult = { ok: true; policy: CompiledPolicy } | { ok: false; 
 
 const POLICY_ID = /^[a-z0-9][a-z0-9._-]{0,79}$/;
 
+/** An annotation's value; one written without a value (`@passkey`) is the empty string, as Cedar defines it. */
 function annotation(json: CedarPolicyJson, name: string): string | undefined {
   const v = json.annotations?.[name];
-  return v === null || v === undefined ? undefined : String(v);
+  return v === undefined ? undefined : String(v ?? "");
 }
 
 /** The requirements an advanced policy's annotations declare, or a problem. null: a plain policy. */
@@ -86,8 +87,9 @@ export function postureResolver(doc: PolicyDocument, docRef: RuleRef): CompiledP
     if (forTool !== undefined) found.push({ posture: postureOf(forTool), ref: { ...docRef, ruleKey: `default:tool:${tool}` } });
     if (found.length === 0) return { posture: postureOf(doc.defaults.posture), ref: { ...docRef, ruleKey: "default" } };
     return found.sort((a, b) => {
+      // Two postures of one rank have one effect: only two requests compare further, by their requirements.
       const r = RANK[a.posture.effect] - RANK[b.posture.effect];
-      if (r !== 0 || a.posture.effect !== "requestable" || b.posture.effect !== "requestable") return r;
+      if (r !== 0 || a.posture.effect !== "requestable") return r;
       return strictness(a.posture.requirements, (b.posture as { requirements: Requirements }).requirements);
     })[0];
   };
@@ -164,10 +166,9 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
   const split = body.policies.trim() ? splitPolicies(body.policies) : { ok: true as const, policies: [] };
   if (!split.ok) {
     problems.push(...split.problems);
-    if (!opts.strict) {
-      texts["document:unreadable"] = DENY_ALL;
-      meta.set("document:unreadable", staleDenial({ ...docRef, ruleKey: "document:unreadable" }, `the policy text does not parse: ${split.problems[0]?.message ?? "unknown"}`));
-    }
+    // A stored text that no longer parses denies everything (strict compilation refuses the version below).
+    texts["document:unreadable"] = DENY_ALL;
+    meta.set("document:unreadable", staleDenial({ ...docRef, ruleKey: "document:unreadable" }, `the policy text does not parse: ${split.problems[0]?.message ?? "unknown"}`));
   } else {
     for (const part of split.policies) {
       const json = policyJson(part.text);
@@ -222,7 +223,7 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
     // trusted, and the engine could not load it either. No policy: strict refuses the version, and a stored one
     // is replaced by the denial of every call (compileStored).
     if (!id) return { ok: false, problems };
-    if (!meta.has(id)) continue;
+    // Every policy in the set was put there with its meta.
     const m = meta.get(id)!;
     if (m.effect === "permit") {
       delete texts[id];

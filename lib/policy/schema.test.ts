@@ -62,6 +62,9 @@ describe("cedarTypeOf", () => {
     expect(cedarTypeOf({ enum: [] })).toBeNull();
     expect(cedarTypeOf({ const: 1 })).toBeNull();
     expect(cedarTypeOf({ type: "null" })).toBeNull();
+    // A declared type is the type, whatever the enum or const beside it says.
+    expect(cedarTypeOf({ type: "integer", const: "a" })).toEqual({ type: "Long" });
+    expect(cedarTypeOf({ type: "boolean", enum: ["a"] })).toEqual({ type: "Boolean" });
   });
 
   it("a list of what Cedar cannot represent is left out, not typed as a list of something else", () => {
