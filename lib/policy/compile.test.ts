@@ -73,6 +73,9 @@ describe("the requirements a policy's annotations declare", () => {
     expect(requirementsFromAnnotations(forbid({ approvers: "Tre Asury" }))).toEqual({ problem: "@approvers: an approver group: lowercase letters, digits and dashes" });
     expect(requirementsFromAnnotations(forbid({ deadline: "soon" }))).toEqual({ problem: expect.stringMatching(/^@deadline: a duration such as 30m/) });
     expect(requirementsFromAnnotations({ effect: "forbid", annotations: { passkey: "required" } } as never)).toEqual({ problem: "@passkey needs @approvers (the group that can approve)" });
+    for (const name of ["quorum", "deadline", "validity", "justification", "passkey", "escalate", "fallback"]) {
+      expect(requirementsFromAnnotations({ effect: "forbid", annotations: { reason: "r", [name]: "x" } } as never)).toEqual({ problem: `@${name} needs @approvers (the group that can approve)` });
+    }
   });
 });
 

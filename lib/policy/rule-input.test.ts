@@ -137,7 +137,9 @@ describe("the threshold editor's fields as a rule", () => {
 
   it("a deny rule has no approver group, whether the box is empty or absent; it does not escalate", () => {
     for (const approverGroup of ["", " ", undefined]) expect(ruleFromFields({ ...form, effect: "deny", approverGroup })).toMatchObject({ ok: true, rule: { effect: "deny", approverGroup: null } });
-    expect(ruleFromFields({ ...form, effect: "deny", escalateAfterSec: "3600", fallbackGroup: "treasury" })).toEqual({ ok: false, fieldErrors: { fallbackGroup: "a deny rule cannot be approved, so it does not escalate" } });
+    for (const escalation of [{ escalateAfterSec: "3600", fallbackGroup: "treasury" }, { fallbackGroup: "treasury" }, { escalateAfterSec: "3600" }]) {
+      expect(ruleFromFields({ ...form, effect: "deny", ...escalation })).toEqual({ ok: false, fieldErrors: { fallbackGroup: "a deny rule cannot be approved, so it does not escalate" } });
+    }
   });
 
   it("a field the labels do not know is named as it is", () => {
