@@ -74,8 +74,8 @@ describe("the draft beside the current rules", () => {
 
 describe("the call history in a preview", () => {
   it("each window of the tool reads as empty and no other tool's window is in the call's context", async () => {
-    // The demo document's policy reads refunds_per_order: a missing window would be an evaluation error, a window of
-    // wire_transfer a context the schema refuses; either denies instead of deciding.
+    // The demo document's policy reads refunds_per_order: a missing window would be an evaluation error, which
+    // denies instead of deciding (a window of wire_transfer beside it is left out of the context by evaluate).
     const r = await previewRule({ ...(await refundDraft()), value: "50000" }, { order_id: "O-2289" }, T0);
     // An evaluation error would be a denial.
     expect(r).toMatchObject({ ok: true, current: { decision: "requestable" }, draft: { decision: "allow" } });

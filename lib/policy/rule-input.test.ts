@@ -114,6 +114,8 @@ describe("the threshold editor's fields as a rule", () => {
 
   it("an API client may send minor units with their currency; money is read only for a money field compared by amount", () => {
     expect(ruleFromFields({ ...form, money: undefined, value: "20000", currency: "EUR" })).toMatchObject({ ok: true, rule: { value: "20000", currency: "EUR" } });
+    // Money typed wrong is refused even beside minor units that would do: what the admin typed is what is saved.
+    expect(ruleFromFields({ ...form, money: "EUR 1.234", value: "20000", currency: "EUR" })).toEqual({ ok: false, fieldErrors: { value: expect.any(String) } });
     // A path prefix is text, whatever is in the money box.
     expect(ruleFromFields({ ...form, tool: "delete_path", field: "path", operator: "prefix", value: "prod/", money: "EUR 1.00" })).toMatchObject({ ok: true, rule: { value: "prod/", currency: null } });
     expect(ruleFromFields({ ...form, field: "environment", operator: "eq", value: "production", money: "EUR 1.00" })).toMatchObject({ ok: true, rule: { value: "production", currency: null } });
