@@ -22,7 +22,7 @@ const TOOLS = [tool("alpha", "Alpha"), tool("beta", "Beta")];
 const compileText = (policies: string, opts: { strict: boolean; rules?: Rule[]; tools?: PolicyTool[]; more?: object }) =>
   compilePolicy({ rules: opts.rules ?? [], document: { id: "d", version: 3, body: PolicyDocument.parse({ policies, defaults: { posture: "allow" }, ...opts.more }) }, tools: opts.tools ?? TOOLS }, { strict: opts.strict });
 
-function stored(policies: string, opts: { rules?: Rule[]; tools?: PolicyTool[] } = {}): CompiledPolicy {
+function stored(policies: string, opts: { rules?: Rule[]; tools?: PolicyTool[]; more?: object } = {}): CompiledPolicy {
   const r = compileText(policies, { strict: false, ...opts });
   if (!r.ok) throw new Error(JSON.stringify(r.problems));
   return r.policy;
@@ -149,6 +149,17 @@ describe("lenient compilation: a stored policy that no longer compiles can deny,
     const policy = stored(ASK, { tools: NOTE_NOW_INTEGER });
     expect(decide(policy, "alpha", 7)).toMatchObject({ decision: "deny", rule: { ruleKey: "ask" }, evaluationError: expect.stringMatching(/no longer compiles/) });
     otherwiseAllowed(policy);
+  });
+
+  it("a plain forbid denies in the words of its @reason", () => {
+    expect(decide(stored(`@id("no-alpha")\n@reason("Alpha is closed.")\nforbid (principal, action == Action::"alpha", resource);`), "alpha")).toEqual({ decision: "deny", rule: { id: "d", ruleKey: "no-alpha", version: 3 }, reason: "Alpha is closed." });
+  });
+
+  it("a window of a tool that is gone is named among the stored version's problems and counts nothing", () => {
+    const policy = stored(`@id("ok") permit (principal, action, resource);`, { more: { history: [{ name: "gone_24h", tool: "gamma", window: "24h", per: "tool" }] } });
+    expect(policy.problems).toEqual(["history gone_24h: there is no tool gamma"]);
+    expect(policy.document.history).toEqual([]);
+    expect(decide(policy, "alpha")).toMatchObject({ decision: "allow" });
   });
 
   it("a forbid without @reason denies in words that name it", () => {

@@ -116,9 +116,8 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
   const toolNames = new Set(input.tools.map((t) => t.name));
 
   const history = body.history.map((h) => ({ name: h.name, tool: h.tool, windowSec: parseDuration(h.window)!, per: h.per }));
-  if (opts.strict) {
-    for (const h of history) if (!toolNames.has(h.tool)) problems.push({ message: `history ${h.name}: there is no tool ${h.tool}` });
-  }
+  // A stored window of a tool that is gone counts nothing (below); strict compilation refuses it.
+  for (const h of history) if (!toolNames.has(h.tool)) problems.push({ message: `history ${h.name}: there is no tool ${h.tool}` });
   const knownHistory = history.filter((h) => toolNames.has(h.tool));
 
   let schema;
