@@ -8,7 +8,6 @@
  * it could apply to (a permit that no longer validates is dropped), so a stale policy can deny but never allow.
  * Tools whose schema does not resolve at all give no policy, strict or lenient: then every call is denied.
  */
-import { createHash } from "node:crypto";
 import { actionScopeAdmits, lineColumn, policyJson, preparseSchemaOnly, preparseSet, splitPolicies, validatePolicies, type CedarPolicyJson, type PolicyProblem } from "./cedar";
 import { parseDuration, requirementsOf, type PolicyDocument, type PostureSpec, RequestableSpec } from "./document";
 import type { CompiledPolicy, Posture, PolicyMeta, Requirements, Rule, RuleRef } from "./evaluate";
@@ -262,13 +261,9 @@ export function compilePolicy(input: CompileInput, opts: { strict: boolean }): C
     }
     return hit;
   };
-  const key = createHash("sha256")
-    .update(JSON.stringify([input.document.id, input.rules.map((r) => [r.id, r.version, r.field, r.operator, r.value, r.currency ?? null, r.effect, r.approverGroup, r.approvalsRequired, r.requestDeadlineSec, r.approvalValiditySec, r.requireJustification, r.requirePasskey ?? false, r.escalateAfterSec ?? null, r.fallbackGroup ?? null, r.reason]), input.tools.map((t) => [t.name, t.inputSchema, t.resourceShape])]))
-    .digest("hex");
   return {
     ok: true,
     policy: {
-      key,
       preparedFor,
       evaluated,
       meta,

@@ -111,7 +111,6 @@ export type Posture = { effect: "allow" } | { effect: "deny" } | { effect: "requ
 
 /** A policy ready to evaluate (see compile.ts): Cedar policies keyed by id, their meaning, the tools' shapes. */
 export type CompiledPolicy = {
-  key: string;
   /** The evaluated set (parsed once in the engine), restricted to the policies whose action scope admits `action` (same decisions, less work). */
   preparedFor(action: string): { setId: string; schemaId: string };
   /** As evaluated: requestable forbids are stored as permits, so that one evaluation reports which ones hold. */
