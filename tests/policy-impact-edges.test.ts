@@ -1,13 +1,15 @@
 /**
  * Preview against reality, at its edges: every word of the sentence; the list of changes said to be whole when it
  * is; a draft's version after several saved versions; a draft of one rule leaves every other rule as it is; a
- * document that is not one at all; history per agent (not per user) and per tool; snapshots that cannot be judged.
+ * document that is not one at all; history per agent (not per user) and per tool; snapshots that cannot be judged;
+ * a call whose tool cannot write its summary.
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { db } from "../lib/db/client";
 import { impactSentence, previewImpact, type ImpactCounts } from "../lib/policy/impact";
 import { saveRuleVersion } from "../lib/policy/save-rule";
 import { saveDocument } from "../lib/policy/store";
+import { callTool } from "../lib/tasks/call";
 import { cancelTask } from "../lib/tasks/cancel";
 import { activeRuleFields, principal, resetDb } from "./support/db";
 import { preview, refund, refundRuleDraft, steadyDocument, withWindow } from "./support/impact";
@@ -128,5 +130,21 @@ describe("records that cannot be judged", () => {
     });
     const impact = await preview(await refundRuleDraft({ value: "5000" }), T0);
     expect(impact.calls).toMatchObject({ considered: 0, skipped: 1, changed: 0 });
+  });
+});
+
+describe("a call whose summary cannot be written", () => {
+  it("is listed under its tool and resource, and still counted", async () => {
+    const ops = await principal("ops-bot");
+    expect((await callTool(ops, "wire_transfer", { to: "acct-991", amount: 10 }, { tasks: true }, at(-MIN))).kind).toBe("result");
+    // A stored call whose amount the tool's schema takes but its summary cannot print (more than two decimals).
+    const record = await db().callRecord.findFirstOrThrow({ where: { tool: "wire_transfer" } });
+    const snapshot = record.snapshot as { args: Record<string, unknown> };
+    await db().callRecord.update({ where: { id: record.id }, data: { snapshot: { ...snapshot, args: { ...snapshot.args, amount: 10.001 } } } });
+    const body = steadyDocument();
+    const noWires = `${body.policies}\n\n@id("no-wires")\n@reason("No wires.")\nforbid (principal, action == Action::"wire_transfer", resource);\n`;
+    const impact = await preview({ kind: "document", body: { ...body, policies: noWires } }, T0);
+    expect(impact.calls).toMatchObject({ considered: 1, skipped: 0, changed: 1, toDeny: 1 });
+    expect(impact.changes.map((c) => c.summary)).toEqual(["wire_transfer on account acct-991"]);
   });
 });

@@ -76,11 +76,10 @@ function emptyCounts(): ImpactCounts {
 
 /** Whether the draft decides differently: another outcome, or other approval requirements. */
 function differs({ before, after }: Judged): boolean {
-  if (before.decision !== after.decision) return true;
   if (before.decision === "requestable" && after.decision === "requestable") {
     return before.requirements.approverGroup !== after.requirements.approverGroup || before.requirements.approvalsRequired !== after.requirements.approvalsRequired;
   }
-  return false;
+  return before.decision !== after.decision;
 }
 
 function count(c: ImpactCounts, j: Judged): void {
