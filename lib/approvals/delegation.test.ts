@@ -140,6 +140,9 @@ describe("delegating reviews for a period (out of office)", () => {
     expect(await create(tara, lena, at(-HOUR), at(MIN))).toEqual({ ok: false, error: "The end of the delegation has already passed." });
     expect(await create(rita, lena)).toEqual({ ok: false, error: "Only an active reviewer can delegate." });
     expect(await create(tara, rita)).toEqual({ ok: false, error: "You can only delegate to an active reviewer of one of your groups." });
+    // Not a reviewer, whatever groups the row holds.
+    await db().user.update({ where: { id: rita }, data: { groups: ["treasury"] } });
+    expect(await create(tara, rita)).toEqual({ ok: false, error: "You can only delegate to an active reviewer of one of your groups." });
     await db().user.update({ where: { id: lena }, data: { active: false } });
     expect(await create(tara, lena)).toEqual({ ok: false, error: "You can only delegate to an active reviewer of one of your groups." });
     await db().user.update({ where: { id: tara }, data: { active: false } });
@@ -166,6 +169,15 @@ describe("delegating reviews for a period (out of office)", () => {
     expect(await emails(theo)).toEqual([]);
     await db().user.update({ where: { id: theo }, data: { active: true, groups: [] } });
     expect(await emails(theo)).toEqual([]);
+  });
+
+  it("offers the candidates in the order of their names", async () => {
+    // Renaming rewrites a row, so the order the rows are stored in is no longer the order of their names.
+    await db().user.update({ where: { id: theo }, data: { name: "Aaron Zed" } });
+    await db().user.update({ where: { id: lena }, data: { name: "Zoe Able" } });
+    const offered = await delegateCandidates(tara);
+    expect(offered.map((c) => c.email)).toEqual([TREASURY[1], LEADS[1], LEADS[0]]);
+    expect(offered.map((c) => c.name)).toEqual(offered.map((c) => c.name).sort());
   });
 
   it("creating and ending a delegation are audited as the delegator's acts: to whom, the groups it lends, its period", async () => {

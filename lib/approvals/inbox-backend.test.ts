@@ -2,8 +2,8 @@
  * Submitting to the built-in backend is idempotent by key: a repeat under a key returns the request already made
  * for it, a different body under the same key is refused, and so is a concurrent submit that loses the insert; any
  * other failure of the insert is let through. What a submission records (the request, its audit event and webhook),
- * finding a request by its key, a request's status (unknown, pending, expired at its deadline), and which backend
- * the deployment is bound to.
+ * finding a request by its key, a request's status (unknown, pending, expired at its deadline), cancelling one, and
+ * which backend the deployment is bound to.
  */
 import { afterEach, beforeEach, describe, expect, inject, it, onTestFinished, vi } from "vitest";
 import { db } from "../db/client";
@@ -32,6 +32,7 @@ describe(`submission idempotency (${inject("databaseKind")})`, () => {
     const request = await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } });
     expect(await inboxBackend.submit(key, body, at(SEC))).toEqual({ handle, deadline: request.deadline });
     await expect(inboxBackend.submit(key, { ...body, summary: `${body.summary} (changed)` }, at(SEC))).rejects.toBeInstanceOf(IdempotencyConflict);
+    await expect(inboxBackend.submit(key, { ...body, summary: "other" }, at(SEC))).rejects.toThrow(/^A different request body was already submitted under this idempotency key\.$/);
     expect(await db().approvalRequest.count()).toBe(1);
     expect(await db().auditEvent.count({ where: { type: "request.created" } })).toBe(1);
   });
@@ -114,6 +115,9 @@ describe(`a pending request's status (${inject("databaseKind")})`, () => {
     expect((await inboxBackend.status(handle, at(SEC))).note).toBeUndefined();
     // The requester becomes a reviewer of the group, and all but one fewer than needed of the others leave it.
     await db().user.update({ where: { id: req.requesterUserId }, data: { role: "reviewer", groups: [req.approverGroup] } });
+    // Exactly as many as needed: enough, and no warning.
+    await db().user.updateMany({ where: { id: { in: others.slice(req.approvalsRequired).map((u) => u.id) } }, data: { groups: [] } });
+    expect((await inboxBackend.status(handle, at(SEC))).note).toBeUndefined();
     await db().user.updateMany({ where: { id: { in: others.slice(req.approvalsRequired - 1).map((u) => u.id) } }, data: { groups: [] } });
     expect(await inboxBackend.status(handle, at(SEC))).toEqual({
       state: "pending",
@@ -134,6 +138,20 @@ describe(`a pending request's status (${inject("databaseKind")})`, () => {
     expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } })).toMatchObject({ status: "pending", decidedAt: null });
     expect(await inboxBackend.status(handle, deadline)).toEqual({ state: "expired", deadline });
     expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } })).toMatchObject({ status: "expired", decidedAt: deadline });
+  });
+});
+
+describe(`cancelling a request (${inject("databaseKind")})`, () => {
+  it("cancels a pending request once, audited in the system's name; a request no longer pending stays as it is", async () => {
+    const { handle } = await submitted();
+    const req = await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } });
+    await inboxBackend.cancel(handle, at(SEC));
+    expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } })).toMatchObject({ status: "cancelled", decidedAt: at(SEC) });
+    const cancelled = () => db().auditEvent.findMany({ where: { type: "request.cancelled" }, select: { actor: true, taskId: true, requestId: true, at: true } });
+    expect(await cancelled()).toEqual([{ actor: "system", taskId: req.taskId, requestId: handle, at: at(SEC) }]);
+    await inboxBackend.cancel(handle, at(2 * SEC));
+    expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } })).toMatchObject({ status: "cancelled", decidedAt: at(SEC) });
+    expect(await cancelled()).toHaveLength(1);
   });
 });
 
