@@ -145,11 +145,11 @@ describe(`cancelling a request (${inject("databaseKind")})`, () => {
   it("cancels a pending request once, audited in the system's name; a request no longer pending stays as it is", async () => {
     const { handle } = await submitted();
     const req = await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } });
-    await inboxBackend.cancel(handle, at(SEC));
+    await inboxBackend.cancel!(handle, at(SEC));
     expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } })).toMatchObject({ status: "cancelled", decidedAt: at(SEC) });
     const cancelled = () => db().auditEvent.findMany({ where: { type: "request.cancelled" }, select: { actor: true, taskId: true, requestId: true, at: true } });
     expect(await cancelled()).toEqual([{ actor: "system", taskId: req.taskId, requestId: handle, at: at(SEC) }]);
-    await inboxBackend.cancel(handle, at(2 * SEC));
+    await inboxBackend.cancel!(handle, at(2 * SEC));
     expect(await db().approvalRequest.findUniqueOrThrow({ where: { id: handle } })).toMatchObject({ status: "cancelled", decidedAt: at(SEC) });
     expect(await cancelled()).toHaveLength(1);
   });
