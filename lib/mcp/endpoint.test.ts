@@ -84,7 +84,10 @@ describe("a requestable denial returns a task", () => {
       remediation: "available",
       remediationHints: [{ type: "task" }],
     });
-    expect(typeof result._meta["io.modelcontextprotocol/model-immediate-response"]).toBe("string");
+    // What the model reads at once: the call has not run and waits for review.
+    expect(result._meta["io.modelcontextprotocol/model-immediate-response"]).toBe(
+      "This call needs approval before it can run, so it has not run yet. It is pending review; you can continue other work and check the task later.",
+    );
     expect(await refundsFor("O-2289")).toHaveLength(0);
   });
 
