@@ -37,5 +37,8 @@ describe("claim tokens name the replica that claimed", () => {
     expect(instanceTag("replica-a")).not.toBe(instanceTag("replica-a"));
     expect(instanceTag(undefined)).toMatch(/^[0-9a-f]{8}$/);
     expect(instanceTag("bad name;drop")).toMatch(/^[0-9a-f]{8}$/);
+    // Up to 40 characters.
+    expect(instanceTag("r".repeat(40))).toMatch(/^r{40}\.[0-9a-f]{8}$/);
+    expect(instanceTag("r".repeat(41))).toMatch(/^[0-9a-f]{8}$/);
   });
 });

@@ -9,7 +9,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { db } from "../db/client";
 import { getTool } from "../tools/catalog";
 import { saveRuleVersion, type RuleInput } from "../policy/save-rule";
+import { DEMO_DOCUMENT, withoutPolicy } from "../policy/demo-policy";
+import { saveDocument } from "../policy/store";
 import { advanceTask } from "./advance";
+import { claim } from "./claim";
+import { metricValue } from "../metrics";
 import { requestIdOf, resetDb, userId } from "../../tests/support/db";
 import { approveOnly, at, auditCount, freshOrder, gatedDeploy, gatedRefund, LEADS, MIN, review, sideEffects, SRES, taskRow } from "../../tests/support/proof";
 
@@ -143,6 +147,37 @@ describe("the approved tool's answers", () => {
     expect(await sideEffects(taskId)).toBe(0);
   });
 
+  it("a policy that can no longer be evaluated for the approved call denies it, audited as an evaluation error at execution", async () => {
+    const taskId = await gatedRefund(await freshOrder("O-7801", 30_000));
+    await approveOnly(taskId, LEADS[0], at(MIN));
+    // Overflows for every refund: the approved call cannot be evaluated any more.
+    const overflow = `\n@id("overflow")\n@reason("Never meant to hold.")\nforbid (principal, action == Action::"issue_refund", resource)\nwhen { resource.amount.minor * 9223372036854775807 < 0 };\n`;
+    const steady = withoutPolicy(DEMO_DOCUMENT, "deploy-production-after-hours");
+    const saved = await saveDocument({ ...steady, policies: steady.policies + overflow, tests: [] }, "admin@countersign.test", at(MIN));
+    if (!saved.ok) throw new Error(JSON.stringify(saved.problems));
+    await advanceTask(taskId, at(2 * MIN));
+    const t = await taskRow(taskId);
+    expect(t).toMatchObject({ status: "completed", disposition: "denied-not-executed" });
+    expect(JSON.stringify(t.result)).toContain("The policy could not be evaluated for this call, so it is denied.");
+    expect((await auditOf(taskId, "task.denied")).data).toMatchObject({ cause: "policy" });
+    const events = await db().auditEvent.findMany({ where: { type: "policy.evaluation-error" }, select: { actor: true, taskId: true, at: true, data: true } });
+    expect(events).toEqual([
+      {
+        actor: "system",
+        taskId,
+        at: at(2 * MIN),
+        data: {
+          tool: "issue_refund",
+          argumentsDigest: t.argumentsDigest,
+          rule: { id: expect.any(String), ruleKey: "evaluation-error", version: saved.version },
+          error: expect.stringContaining("overflow"),
+          at: "execution",
+        },
+      },
+    ]);
+    expect(await sideEffects(taskId)).toBe(0);
+  });
+
   it("arguments the tool no longer accepts at re-evaluation are a binding failure: denied, never run", async () => {
     const taskId = await gatedDeploy();
     await approveOnly(taskId, SRES[0], at(MIN));
@@ -173,5 +208,18 @@ describe("the claim's bookkeeping", () => {
     expect(await taskRow(b)).toMatchObject({ disposition: "denied-not-executed" });
     // Not counted in any window from now on.
     expect(await db().callRecord.findFirstOrThrow({ where: { taskId: b } })).toMatchObject({ status: "void" });
+  });
+
+  it("a claim that does not win is counted as lost; one that wins is not", async () => {
+    const taskId = await gatedRefund(await freshOrder("O-7703"));
+    await approveOnly(taskId, LEADS[0], at(MIN));
+    const lost = () => metricValue("countersign_claims_lost_total", {});
+    const before = await lost();
+    await advanceTask(taskId, at(2 * MIN));
+    expect(await taskRow(taskId)).toMatchObject({ status: "completed", disposition: "approved-executed" });
+    expect(await lost()).toBe(before);
+    // The task has run: a claim of the same generation finds it no longer waiting, and loses.
+    expect(await claim(taskId, (await taskRow(taskId)).generation, at(3 * MIN))).toBeNull();
+    expect(await lost()).toBe(before + 1);
   });
 });
