@@ -121,6 +121,17 @@ describe(`/metrics (${kind})`, () => {
     expect(text).toContain('countersign_db_pool_connections{state="waiting"}');
   });
 
+  it("counts a sweeper pass that fails and lets its error through; a pass that succeeds adds nothing to it", async () => {
+    const failures = async () => value((await scrape()).text, "countersign_sweep_failures_total");
+    const before = await failures();
+    vi.spyOn(db().task, "findMany").mockRejectedValueOnce(new Error("connection lost"));
+    await expect(sweep(new Date())).rejects.toThrow("connection lost");
+    vi.restoreAllMocks();
+    expect(await failures()).toBe(before + 1);
+    await sweep(new Date());
+    expect(await failures()).toBe(before + 1);
+  });
+
   it("needs the bearer token when one is set; without a token it is 404 unless COUNTERSIGN_METRICS_OPEN=1", async () => {
     const ok = await scrape();
     expect(ok.status).toBe(200);
