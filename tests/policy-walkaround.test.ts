@@ -161,6 +161,22 @@ describe(`splitting is judged on the total (${inject("databaseKind")})`, () => {
     expect(JSON.stringify((await taskRow(a.taskId)).result)).toMatch(/300\.00/);
     expect(await db().refund.count({ where: { orderId: "O-7330" } })).toBe(0);
   });
+
+  it("re-evaluation measures a per-agent window for the agent that asked only: another agent's refunds since do not count", async () => {
+    const perAgent = {
+      ...STEADY,
+      history: [...STEADY.history, { name: "refunds_by_agent", tool: "issue_refund", window: "24h", per: "agent" }],
+      policies: `${STEADY.policies}\n@id("refunds-by-agent-cap")\n@reason("A large refund is refused once the agent's refunds of the day pass 300.00.")\nforbid (principal, action == Action::"issue_refund", resource)\nwhen {\n  resource.amount.minor > 15000 &&\n  context.history.refunds_by_agent.total + resource.amount.minor > 30000\n};\n`,
+      tests: [],
+    };
+    await save(perAgent);
+    const a = await requestOf(await refund(await principal("support-bot"), await freshOrder("O-7332", 40_000), 200));
+    // Another agent's 120.00 since: in its own day, not in the support bot's.
+    expect(ran(await refund(await principal("ops-bot"), await freshOrder("O-7333", 40_000), 120, at(SEC)))).toBe(true);
+    await approve(a.taskId, LEADS[0], at(MIN));
+    expect(await taskRow(a.taskId)).toMatchObject({ status: "completed", disposition: "approved-executed" });
+    expect(await db().refund.count({ where: { orderId: "O-7332" } })).toBe(1);
+  });
 });
 
 describe(`per-agent scoping (${inject("databaseKind")})`, () => {

@@ -178,6 +178,17 @@ describe("the approved tool's answers", () => {
     expect(await sideEffects(taskId)).toBe(0);
   });
 
+  it("a tool the catalog no longer has at re-evaluation is a binding failure: denied, never run", async () => {
+    const taskId = await gatedDeploy();
+    await approveOnly(taskId, SRES[0], at(MIN));
+    // As if the tool had left the catalog since the call (its server removed, say).
+    await db().task.update({ where: { id: taskId }, data: { tool: "retired_tool" } });
+    await advanceTask(taskId, at(2 * MIN));
+    expect(await taskRow(taskId)).toMatchObject({ status: "completed", disposition: "denied-not-executed" });
+    expect((await auditOf(taskId, "task.denied")).data).toMatchObject({ cause: "binding" });
+    expect(await sideEffects(taskId)).toBe(0);
+  });
+
   it("arguments the tool no longer accepts at re-evaluation are a binding failure: denied, never run", async () => {
     const taskId = await gatedDeploy();
     await approveOnly(taskId, SRES[0], at(MIN));
