@@ -111,8 +111,13 @@ describe(`/metrics (${kind})`, () => {
   });
 
   it("reports the sweeper's last pass and the database pool of this process", async () => {
+    const started = performance.now();
     await sweep(new Date());
+    const took = (performance.now() - started) / 1000;
     const text = (await scrape()).text;
+    // The pass's own duration, in seconds: no longer than the call around it.
+    expect(value(text, "countersign_sweep_last_duration_seconds")).toBeGreaterThan(0);
+    expect(value(text, "countersign_sweep_last_duration_seconds")).toBeLessThanOrEqual(took);
     expect(value(text, "countersign_sweep_seconds_since_success")).toBeGreaterThanOrEqual(0);
     expect(value(text, "countersign_sweep_seconds_since_success")).toBeLessThan(60);
     expect(value(text, "countersign_sweep_duration_seconds_count")).toBeGreaterThanOrEqual(1);
