@@ -828,6 +828,16 @@ describe("the sweeper", () => {
       expect(await auditCount(t.id, "execution.result-late")).toBe(0);
     }
   });
+
+  it("advances at most its batch of due tasks in a pass; the next pass takes the rest", async () => {
+    const agent = await principal();
+    const ids = [await gatedRefund(await freshOrder("O-6501"), T0, agent), await gatedRefund(await freshOrder("O-6502"), T0, agent)];
+    // Both past their request deadline.
+    expect((await sweep(at(DAY), { batch: 1 })).advanced).toBe(1);
+    expect((await sweep(at(DAY), { batch: 1 })).advanced).toBe(1);
+    expect((await sweep(at(DAY), { batch: 1 })).advanced).toBe(0);
+    for (const id of ids) expect(await taskRow(id)).toMatchObject({ status: "completed", disposition: "denied-not-executed" });
+  });
 });
 
 // ---- dedup ----
