@@ -142,14 +142,16 @@ describe(`splitting is judged on the total (${inject("databaseKind")})`, () => {
     expect(await db().refund.count({ where: { orderId: order } })).toBe(2);
   });
 
+  /** A cap on large refunds read from a per-agent window of the day: over 300.00 in the agent's day, refused. */
+  const PER_AGENT_CAP = {
+    ...STEADY,
+    history: [...STEADY.history, { name: "refunds_by_agent", tool: "issue_refund", window: "24h", per: "agent" }],
+    policies: `${STEADY.policies}\n@id("refunds-by-agent-cap")\n@reason("A large refund is refused once the agent's refunds of the day pass 300.00.")\nforbid (principal, action == Action::"issue_refund", resource)\nwhen {\n  resource.amount.minor > 15000 &&\n  context.history.refunds_by_agent.total + resource.amount.minor > 30000\n};\n`,
+    tests: [],
+  };
+
   it("re-evaluation measures a per-agent window for the agent that asked: its own refunds since make the approved one refused", async () => {
-    const perAgent = {
-      ...STEADY,
-      history: [...STEADY.history, { name: "refunds_by_agent", tool: "issue_refund", window: "24h", per: "agent" }],
-      policies: `${STEADY.policies}\n@id("refunds-by-agent-cap")\n@reason("A large refund is refused once the agent's refunds of the day pass 300.00.")\nforbid (principal, action == Action::"issue_refund", resource)\nwhen {\n  resource.amount.minor > 15000 &&\n  context.history.refunds_by_agent.total + resource.amount.minor > 30000\n};\n`,
-      tests: [],
-    };
-    await save(perAgent);
+    await save(PER_AGENT_CAP);
     const bot = await principal("support-bot");
     // A large refund: the agent's day holds nothing yet, so it waits for a lead.
     const a = await requestOf(await refund(bot, await freshOrder("O-7330", 40_000), 200));
@@ -163,13 +165,7 @@ describe(`splitting is judged on the total (${inject("databaseKind")})`, () => {
   });
 
   it("re-evaluation measures a per-agent window for the agent that asked only: another agent's refunds since do not count", async () => {
-    const perAgent = {
-      ...STEADY,
-      history: [...STEADY.history, { name: "refunds_by_agent", tool: "issue_refund", window: "24h", per: "agent" }],
-      policies: `${STEADY.policies}\n@id("refunds-by-agent-cap")\n@reason("A large refund is refused once the agent's refunds of the day pass 300.00.")\nforbid (principal, action == Action::"issue_refund", resource)\nwhen {\n  resource.amount.minor > 15000 &&\n  context.history.refunds_by_agent.total + resource.amount.minor > 30000\n};\n`,
-      tests: [],
-    };
-    await save(perAgent);
+    await save(PER_AGENT_CAP);
     const a = await requestOf(await refund(await principal("support-bot"), await freshOrder("O-7332", 40_000), 200));
     // Another agent's 120.00 since: in its own day, not in the support bot's.
     expect(ran(await refund(await principal("ops-bot"), await freshOrder("O-7333", 40_000), 120, at(SEC)))).toBe(true);
