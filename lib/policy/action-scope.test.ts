@@ -227,4 +227,21 @@ describe("a decision settled without the resource and the context", () => {
     expect(settledAnswer(policy, subject("frozen-bot"), "shop__lookup")).toEqual({ ok: true, decision: "deny", determining: [], errors: [] });
     expect(settledAnswer(policy, subject("frozen-bot", [], "admin"), "shop__lookup")).toEqual({ ok: true, decision: "allow", determining: ["admins-delete"], errors: [] });
   });
+
+  it("remembers a bounded number of subjects and tools per policy, forgetting the oldest first", () => {
+    const policy = compiled();
+    const LIMIT = 3;
+    const agentOf = (key: string) => JSON.parse(JSON.parse(key)[1])[0];
+    const remember = (n: number) => settledAnswer(policy, subject(`bot-${n}`), "shop__lookup", LIMIT);
+    const first = remember(0);
+    const second = remember(1);
+    remember(2);
+    // Full: every subject is still remembered, the first as it was.
+    expect(policy.settled.size).toBe(LIMIT);
+    expect(remember(0)).toBe(first);
+    // One more forgets the oldest (bot-0) and only it.
+    remember(3);
+    expect([...policy.settled.keys()].map(agentOf)).toEqual(["agent-bot-1", "agent-bot-2", "agent-bot-3"]);
+    expect(remember(1)).toBe(second);
+  });
 });

@@ -194,8 +194,9 @@ function subjectKey(subject: Subject): string {
  * decision with no policy left whose outcome depends on the unknowns and none that errored; the policies that hold
  * are then the same for every call, and a call needs no evaluation of its own. Anything else (a condition on the
  * arguments, the resource, the history or the time; an error) is null, and each call is evaluated in full.
+ * At most `limit` answers are kept per compiled policy, the oldest forgotten first.
  */
-export function settledAnswer(policy: CompiledPolicy, subject: Subject, action: string): CedarAnswer | null {
+export function settledAnswer(policy: CompiledPolicy, subject: Subject, action: string, limit = SETTLED_LIMIT): CedarAnswer | null {
   const key = JSON.stringify([action, subjectKey(subject)]);
   const known = policy.settled.get(key);
   if (known !== undefined) return known;
@@ -206,7 +207,7 @@ export function settledAnswer(policy: CompiledPolicy, subject: Subject, action: 
       ? { ok: true, decision: r.decision, determining: r.mustBeDetermining, errors: [] }
       : null;
   // Oldest first, one at a time: a partial evaluation costs more than a full one, so the set must not thrash.
-  if (policy.settled.size >= SETTLED_LIMIT) policy.settled.delete(policy.settled.keys().next().value!);
+  if (policy.settled.size >= limit) policy.settled.delete(policy.settled.keys().next().value!);
   policy.settled.set(key, answer);
   return answer;
 }
