@@ -298,7 +298,7 @@ forbid (principal, action == Action::"deploy_service", resource) when { resource
 
   it("a permit that holds allows the call, names itself, and asks for nothing", () => {
     const d = evaluate(call({ environment: "staging" }), denying(PERMIT), now);
-    expect(d).toEqual({ decision: "allow", rule: { id: "doc-1", ruleKey: "staging-deploys", version: 1 } });
+    expect(d).toStrictEqual({ decision: "allow", rule: { id: "doc-1", ruleKey: "staging-deploys", version: 1 } });
   });
 
   it("with both holding, the call is a requestable denial of the forbid, cleared only by an approval that meets it", () => {
