@@ -238,6 +238,7 @@ describe("recording", () => {
     await expect(withHistory([def("resource", MAX_WINDOW_SEC + 1)], CALL, T0, ok)).rejects.toThrow(/at most 400 days/);
     await expect(withHistory([def("resource"), def("agent", 60, "by_resource")], CALL, T0, ok)).rejects.toThrow(/share a name/);
     await expect(withHistory([{ ...def("resource"), per: "order" as never }], CALL, T0, ok)).rejects.toThrow(HistoryInputError);
+    await expect(withHistory([{ ...def("resource"), per: "order" as never }], CALL, T0, ok)).rejects.toThrow(/: per must be resource, agent, user or tool$/);
     // Refused as input, not by a later conversion: a fraction, and a whole number past what a double holds exactly.
     await expect(withHistory([def("resource")], { ...CALL, money: { minor: 1.5, currency: "USD" } }, T0, ok)).rejects.toThrow(HistoryInputError);
     await expect(withHistory([def("resource")], { ...CALL, money: { minor: 2 ** 60, currency: "USD" } }, T0, ok)).rejects.toThrow(HistoryInputError);
