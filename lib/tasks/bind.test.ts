@@ -6,11 +6,12 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { principal, resetDb } from "../../tests/support/db";
-import { MIN, SEC, T0, at, freshOrder } from "../../tests/support/proof";
+import { LEADS, MIN, SEC, T0, approveOnly, at, freshOrder, gatedRefund } from "../../tests/support/proof";
 import { bindBackendApart, interruptedChainedSubmission, loseAnswerAfterSubmit } from "../../tests/support/submissions";
-import { inboxBackend } from "../approvals/inbox-backend";
+import { bindApprovalBackend, inboxBackend } from "../approvals/inbox-backend";
 import { db } from "../db/client";
 import { bindTask } from "./create";
+import { advanceTask } from "../execution/advance";
 import { callTool } from "./call";
 import { reconcileIntents } from "./reconcile";
 
@@ -86,6 +87,32 @@ describe("reconcileIntents", () => {
     expect(await reconcileIntents(new Date(created + 30 * SEC), 30 * SEC)).toEqual({ recovered: 1, closed: 0 });
     expect(await db().task.findUniqueOrThrow({ where: { id: intent.taskId } })).toMatchObject({ status: "working", phase: "awaiting_approval" });
   });
+
+  it("closes only the intent that never reached the backend: its slot and record go, a younger call's stay", async () => {
+    const agent = await principal();
+    const neverSent = () => vi.spyOn(bindBackendApart(), "submit").mockRejectedValueOnce(new Error("backend unreachable"));
+    // Two calls whose requests never reached the backend, the second a minute after the first.
+    neverSent();
+    await expect(callTool(agent, "issue_refund", { order_id: await freshOrder("O-7303", 30_000) }, { tasks: true }, T0)).rejects.toThrow("backend unreachable");
+    neverSent();
+    await expect(callTool(agent, "issue_refund", { order_id: await freshOrder("O-7304", 30_000) }, { tasks: true }, at(MIN))).rejects.toThrow("backend unreachable");
+    const [old, young] = await db().submissionIntent.findMany({ orderBy: { createdAt: "asc" } });
+    expect([old.state, young.state]).toEqual(["open", "open"]);
+    const records = async (taskId: string) => (await db().callRecord.findMany({ where: { taskId }, select: { status: true } })).map((r) => r.status);
+    expect([await records(old.taskId), await records(young.taskId)]).toEqual([["pending"], ["pending"]]);
+
+    // Reconciled when only the first is older than the minimum age.
+    expect(await reconcileIntents(at(MIN + 30 * SEC), MIN)).toEqual({ recovered: 0, closed: 1 });
+    expect((await db().submissionIntent.findUniqueOrThrow({ where: { id: old.id } })).state).toBe("cancelled");
+    expect((await db().submissionIntent.findUniqueOrThrow({ where: { id: young.id } })).state).toBe("open");
+    expect((await db().dedupSlot.findMany({ select: { taskId: true } })).map((d) => d.taskId)).toEqual([young.taskId]);
+    expect([await records(old.taskId), await records(young.taskId)]).toEqual([["void"], ["pending"]]);
+    const closed = await db().auditEvent.findMany({ where: { type: "intent.closed" } });
+    expect(closed.map((e) => ({ actor: e.actor, taskId: e.taskId, data: e.data, at: e.at }))).toEqual([
+      { actor: "system", taskId: old.taskId, data: { reason: "never reached the backend" }, at: at(MIN + 30 * SEC) },
+    ]);
+    expect(await db().task.count()).toBe(0);
+  });
 });
 
 describe("reconcileIntents, a chained generation", () => {
@@ -106,6 +133,51 @@ describe("reconcileIntents, a chained generation", () => {
     // Reconciling again finds nothing open and writes nothing more.
     expect(await reconcileIntents(at(4 * SEC), 0)).toEqual({ recovered: 0, closed: 0 });
     expect(await db().auditEvent.count({ where: { taskId, type: "intent.closed" } })).toBe(1);
+  });
+
+  it("whose request reached the backend is cancelled there and closed with its handle when its task moved on", async () => {
+    const taskId = await gatedRefund(await freshOrder("O-7305", 30_000));
+    await approveOnly(taskId, LEADS[0], at(SEC));
+    await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
+    // The chained request reaches the backend; its answer is lost.
+    const real = inboxBackend.submit.bind(inboxBackend);
+    const submit = vi.spyOn(inboxBackend, "submit").mockImplementationOnce(async (key, body, now) => {
+      await real(key, body, now);
+      throw new Error("connection lost after submitting");
+    });
+    await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("connection lost");
+    submit.mockRestore();
+    const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+    const request = await db().approvalRequest.findFirstOrThrow({ where: { idempotencyKey: intent.idempotencyKey } });
+    expect(request.status).toBe("pending");
+    await db().task.update({ where: { id: taskId }, data: { generation: 3 } });
+
+    expect(await reconcileIntents(at(3 * SEC), 0)).toEqual({ recovered: 0, closed: 1 });
+    expect((await db().approvalRequest.findUniqueOrThrow({ where: { id: request.id } })).status).toBe("cancelled");
+    expect(await db().submissionIntent.findUniqueOrThrow({ where: { id: intent.id } })).toMatchObject({ state: "cancelled", handle: request.id });
+    const closed = await db().auditEvent.findMany({ where: { taskId, type: "intent.closed" } });
+    expect(closed.map((e) => ({ actor: e.actor, requestId: e.requestId, data: e.data }))).toEqual([
+      { actor: "system", requestId: request.id, data: { reason: "task no longer waits for this generation", generation: 2 } },
+    ]);
+  });
+
+  it("whose backend cannot cancel is still closed, its request left to the backend", async () => {
+    const taskId = await gatedRefund(await freshOrder("O-7306", 30_000));
+    await approveOnly(taskId, LEADS[0], at(SEC));
+    await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
+    const apart = bindBackendApart();
+    const real = inboxBackend.submit.bind(inboxBackend);
+    vi.spyOn(apart, "submit").mockImplementationOnce(async (key, body, now) => {
+      await real(key, body, now);
+      throw new Error("connection lost after submitting");
+    });
+    await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("connection lost");
+    const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+    await db().task.update({ where: { id: taskId }, data: { generation: 3 } });
+    bindApprovalBackend({ ...apart, cancel: undefined });
+    expect(await reconcileIntents(at(3 * SEC), 0)).toEqual({ recovered: 0, closed: 1 });
+    expect((await db().submissionIntent.findUniqueOrThrow({ where: { id: intent.id } })).state).toBe("cancelled");
+    expect((await db().approvalRequest.findFirstOrThrow({ where: { idempotencyKey: intent.idempotencyKey } })).status).toBe("pending");
   });
 
   it("is submitted under its recorded key while its task waits for it", async () => {

@@ -69,7 +69,7 @@ function boundedSec(sec: number): number {
 /** Waits briefly for a concurrent creator to bind its task (the window between intent and task). */
 async function existingTask(taskId: string): Promise<TaskView> {
   const until = Date.now() + 5_000;
-  for (let i = 0; i < 50 && Date.now() < until; i++) {
+  while (Date.now() < until) {
     const t = await db().task.findUnique({ where: { id: taskId } });
     if (t) return toView(t);
     await new Promise((r) => setTimeout(r, 100));
