@@ -143,6 +143,13 @@ describe("export of the registered servers", () => {
     expect((await connectionOf(wiki.id))!.headers).toEqual({ "X-Api-Key": "sk_live_entered_in_console" });
   });
 
+  it("the servers are written in name order, whatever order they were registered in", async () => {
+    for (const name of ["wiki", "docs", "tickets"]) await saveUpstream({ name, transport: "streamable-http", url: `https://${name}.example.test/mcp` }, "user:admin", T0);
+    const text = await exportPolicyFile();
+    const names = [...text.slice(text.indexOf("servers:\n"), text.indexOf("rules:\n")).matchAll(/^  - name: (\S+)$/gm)].map((m) => m[1]);
+    expect(names).toEqual(["docs", "tickets", "wiki"]);
+  });
+
   it("a stdio server is written whole (args, root, path arguments) with the summaries of only the tools that have one", async () => {
     const files = await saveUpstream(
       { name: "files", transport: "stdio", command: "node", args: ["server.js", "/srv"], root: "/srv", pathArgs: ["path"] },
