@@ -6,12 +6,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { principal, resetDb } from "../../tests/support/db";
-import { LEADS, MIN, SEC, T0, approveOnly, at, freshOrder, gatedRefund } from "../../tests/support/proof";
-import { bindBackendApart, interruptedChainedSubmission, loseAnswerAfterSubmit } from "../../tests/support/submissions";
+import { MIN, SEC, T0, at, freshOrder } from "../../tests/support/proof";
+import { bindBackendApart, chainedSubmissionAnswerLost, interruptedChainedSubmission, loseAnswerAfterSubmit } from "../../tests/support/submissions";
 import { bindApprovalBackend, inboxBackend } from "../approvals/inbox-backend";
 import { db } from "../db/client";
 import { bindTask } from "./create";
-import { advanceTask } from "../execution/advance";
 import { callTool } from "./call";
 import { reconcileIntents } from "./reconcile";
 
@@ -136,18 +135,7 @@ describe("reconcileIntents, a chained generation", () => {
   });
 
   it("whose request reached the backend is cancelled there and closed with its handle when its task moved on", async () => {
-    const taskId = await gatedRefund(await freshOrder("O-7305", 30_000));
-    await approveOnly(taskId, LEADS[0], at(SEC));
-    await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
-    // The chained request reaches the backend; its answer is lost.
-    const real = inboxBackend.submit.bind(inboxBackend);
-    const submit = vi.spyOn(inboxBackend, "submit").mockImplementationOnce(async (key, body, now) => {
-      await real(key, body, now);
-      throw new Error("connection lost after submitting");
-    });
-    await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("connection lost");
-    submit.mockRestore();
-    const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+    const { taskId, intent } = await chainedSubmissionAnswerLost(await freshOrder("O-7305", 30_000));
     const request = await db().approvalRequest.findFirstOrThrow({ where: { idempotencyKey: intent.idempotencyKey } });
     expect(request.status).toBe("pending");
     await db().task.update({ where: { id: taskId }, data: { generation: 3 } });
@@ -162,17 +150,8 @@ describe("reconcileIntents, a chained generation", () => {
   });
 
   it("whose backend cannot cancel is still closed, its request left to the backend", async () => {
-    const taskId = await gatedRefund(await freshOrder("O-7306", 30_000));
-    await approveOnly(taskId, LEADS[0], at(SEC));
-    await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
     const apart = bindBackendApart();
-    const real = inboxBackend.submit.bind(inboxBackend);
-    vi.spyOn(apart, "submit").mockImplementationOnce(async (key, body, now) => {
-      await real(key, body, now);
-      throw new Error("connection lost after submitting");
-    });
-    await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("connection lost");
-    const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+    const { taskId, intent } = await chainedSubmissionAnswerLost(await freshOrder("O-7306", 30_000), apart);
     await db().task.update({ where: { id: taskId }, data: { generation: 3 } });
     bindApprovalBackend({ ...apart, cancel: undefined });
     expect(await reconcileIntents(at(3 * SEC), 0)).toEqual({ recovered: 0, closed: 1 });

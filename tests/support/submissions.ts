@@ -52,11 +52,24 @@ export async function untilSubmissionInProgress(): Promise<void> {
  * there, but whose answer is lost: the creator sees a failure after the request exists.
  */
 export function loseAnswerAfterSubmit(): void {
+  loseNextAnswer(bindBackendApart());
+}
+
+/** `backend`'s next submission reaches the inbox and is recorded there, but its answer is lost. */
+export function loseNextAnswer(backend: ApprovalBackend): void {
   const real = inboxBackend.submit.bind(inboxBackend);
-  vi.spyOn(bindBackendApart(), "submit").mockImplementationOnce(async (key, body, now) => {
+  vi.spyOn(backend, "submit").mockImplementationOnce(async (key, body, now) => {
     await real(key, body, now);
     throw new Error("connection lost after submitting");
   });
+}
+
+/** A refund approved by one lead, after which policy wants two: its next advance opens a chained request. */
+async function approvedOnceThenTwoWanted(orderId: string): Promise<string> {
+  const taskId = await gatedRefund(orderId);
+  await approveOnly(taskId, LEADS[0], at(SEC));
+  await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
+  return taskId;
 }
 
 /**
@@ -65,12 +78,23 @@ export function loseAnswerAfterSubmit(): void {
  * intent for generation 2 and no handle; returns that intent.
  */
 export async function interruptedChainedSubmission(orderId: string): Promise<{ taskId: string; intent: { id: string; idempotencyKey: string } }> {
-  const taskId = await gatedRefund(orderId);
-  await approveOnly(taskId, LEADS[0], at(SEC));
-  await db().policyRule.updateMany({ where: { ruleKey: "refund-over-limit" }, data: { approvalsRequired: 2 } });
+  const taskId = await approvedOnceThenTwoWanted(orderId);
   const submit = vi.spyOn(inboxBackend, "submit").mockRejectedValueOnce(new Error("backend unreachable"));
   await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("backend unreachable");
   submit.mockRestore();
+  const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
+  expect(intent.state).toBe("open");
+  return { taskId, intent };
+}
+
+/**
+ * As interruptedChainedSubmission, but the chained request reaches the backend (`backend`, the inbox by default)
+ * and only its answer is lost: the intent for generation 2 stays open and the request waits in the inbox.
+ */
+export async function chainedSubmissionAnswerLost(orderId: string, backend: ApprovalBackend = inboxBackend): Promise<{ taskId: string; intent: { id: string; idempotencyKey: string } }> {
+  const taskId = await approvedOnceThenTwoWanted(orderId);
+  loseNextAnswer(backend);
+  await expect(advanceTask(taskId, at(2 * SEC))).rejects.toThrow("connection lost");
   const intent = await db().submissionIntent.findUniqueOrThrow({ where: { taskId_generation: { taskId, generation: 2 } } });
   expect(intent.state).toBe("open");
   return { taskId, intent };
