@@ -13,6 +13,7 @@ import { resetDb, userId } from "../../tests/support/db";
 import { edited } from "../../tests/support/edit";
 import { T0 } from "../../tests/support/proof";
 import { describeDiff, diffPolicy, exportPolicyFile, formatPolicyFile, importPolicyFile, parsePolicyFile, type PolicyFile } from "./file";
+import { applySummariesOfDiscovered } from "./file-servers";
 
 const EXAMPLE = readFileSync(path.resolve(import.meta.dirname, "../../policy/countersign.policy.yaml"), "utf8");
 const withServers = (section: string) => edited(EXAMPLE, "format: countersign.policy/v1\n", `format: countersign.policy/v1\n${section}`);
@@ -176,6 +177,31 @@ describe("export of the registered servers", () => {
         "",
       ].join("\n"),
     );
+  });
+});
+
+describe("the summaries of a new server's discovered tools", () => {
+  beforeEach(resetDb);
+
+  const snapshot = (description: string) => ({ description, inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }, annotations: {} });
+
+  it("are set on that server's tools only: another server's tools and their summaries are left as they are", async () => {
+    const wiki = await saveUpstream({ name: "wiki", transport: "streamable-http", url: "https://wiki.example.test/mcp" }, "user:admin", T0);
+    await recordSnapshots(wiki.id, "wiki", [{ name: "edit_page", snapshot: snapshot("Edit a page") }], T0);
+    await setSummaryTemplate("wiki", "edit_page", "edit {path} in the wiki", "user:admin", T0);
+    const files = await saveUpstream({ name: "files", transport: "stdio", command: "node", args: ["server.js"] }, "user:admin", T0);
+    await recordSnapshots(files.id, "files", [{ name: "read_file", snapshot: snapshot("Read a file") }, { name: "write_file", snapshot: snapshot("Write a file") }], T0);
+    const spec = parsed(withServers("servers:\n  - name: files\n    transport: stdio\n    command: node\n    summaries:\n      write_file: write {path}\n")).servers![0];
+
+    await applySummariesOfDiscovered(spec, "user:admin", T0);
+    const templates = await db().upstreamTool.findMany({ select: { name: true, summaryTemplate: true, server: { select: { name: true } } }, orderBy: { name: "asc" } });
+    expect(templates.map((t) => [t.server.name, t.name, t.summaryTemplate])).toEqual([
+      ["wiki", "edit_page", "edit {path} in the wiki"],
+      ["files", "read_file", null],
+      ["files", "write_file", "write {path}"],
+    ]);
+    const audited = await db().auditEvent.findMany({ where: { type: "upstream.summary-template" }, orderBy: { seq: "asc" } });
+    expect(audited.map((e) => (e.data as { server: string; tool: string }).tool)).toEqual(["edit_page", "write_file"]);
   });
 });
 
