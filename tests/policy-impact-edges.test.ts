@@ -116,6 +116,7 @@ describe("history as it stood, per agent and per tool", () => {
 
 describe("records that cannot be judged", () => {
   it.each([
+    ["none at all (a record older than snapshots)", undefined],
     ["no resource", { args: { order_id: "O-9101" } }],
     ["a resource without a type", { args: { order_id: "O-9101" }, resource: { id: "O-9101", properties: {} } }],
     ["a resource whose id is not text", { args: { order_id: "O-9101" }, resource: { type: "order", id: 9101, properties: {} } }],

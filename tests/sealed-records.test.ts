@@ -281,6 +281,18 @@ describe("sensitive state is protected for confidentiality and integrity at rest
   });
 });
 
+describe("a sealed field a write does not give", () => {
+  it("given as undefined (Prisma's \"not given\"), is left alone: created as null, kept by an update", async () => {
+    const bot = await principal();
+    const record = { tool: "issue_refund", agentId: bot.agentId, userId: bot.userId, resourceType: "order", resourceId: "O-1001", status: "executed" };
+    const created = await db().callRecord.create({ data: { ...record, createdAt: at(0), snapshot: undefined } });
+    expect((await db().callRecord.findUniqueOrThrow({ where: { id: created.id } })).snapshot).toBeNull();
+    const sealed = await db().callRecord.create({ data: { ...record, createdAt: at(1), snapshot: { args: { order_id: "O-1001" } } } });
+    await db().callRecord.update({ where: { id: sealed.id }, data: { status: "void", snapshot: undefined } });
+    expect((await db().callRecord.findUniqueOrThrow({ where: { id: sealed.id } })).snapshot).toEqual({ args: { order_id: "O-1001" } });
+  });
+});
+
 describe("retention end deletes everything derived from the task's arguments", () => {
   it("after the purge no table holds the marker, and the task's sealed records are deleted, not just unreadable", async () => {
     const f = await approvedTransfer();

@@ -55,7 +55,8 @@ type Nullish = (v: unknown) => boolean;
 function sealFields(model: string, data: Record<string, unknown>, row: Record<string, unknown>, isNull: Nullish): void {
   const spec = SEALED[model];
   for (const f of spec.whole) {
-    if (!(f in data) || isNull(data[f])) continue;
+    // Undefined is Prisma's "not given": nothing to seal, and the column is left as it is (null on create).
+    if (data[f] === undefined || isNull(data[f])) continue;
     data[f] = seal(data[f], aadFor(model, f, row));
   }
   for (const [f, members] of Object.entries(spec.members ?? {})) {

@@ -70,8 +70,8 @@ export type Impact =
 
 type Judged = { before: Decision; after: Decision };
 
-function emptyCounts(): ImpactCounts {
-  return { considered: 0, skipped: 0, truncated: false, changed: 0, toApproval: 0, offApproval: 0, toAllow: 0, toDeny: 0, otherApproval: 0 };
+function emptyCounts(truncated: boolean): ImpactCounts {
+  return { considered: 0, skipped: 0, truncated, changed: 0, toApproval: 0, offApproval: 0, toAllow: 0, toDeny: 0, otherApproval: 0 };
 }
 
 /** Whether the draft decides differently: another outcome, or other approval requirements. */
@@ -196,10 +196,9 @@ async function historyAtTheTime(defs: HistoryDef[], calls: CallRow[]): Promise<M
         AND (h.status <> 'void' OR h."settledAt" IS NULL OR h."settledAt" > c."createdAt")
       WHERE c.id = ANY(${ids}::text[])
       GROUP BY c.id`;
-    for (const r of rows) {
-      const call = calls.find((c) => c.id === r.id);
-      out.get(r.id)![d.name] = { total: call?.amountMinor !== null ? Number(r.total) : 0, count: Number(r.count) };
-    }
+    // A call without money has no currency either (lib/policy/history.ts records both or neither), so no record
+    // matches its currency and its total is 0.
+    for (const r of rows) out.get(r.id)![d.name] = { total: Number(r.total), count: Number(r.count) };
   }
   return out;
 }
@@ -265,8 +264,7 @@ export async function previewImpact(draft: Draft, now: Date, opts: { limit?: num
     orderBy: { createdAt: "desc" },
     take: limit + 1,
   })) as CallRow[];
-  const calls = emptyCounts();
-  calls.truncated = rows.length > limit;
+  const calls = emptyCounts(rows.length > limit);
   const judgedRows = rows.slice(0, limit);
   const usable: { row: CallRow; snap: { args: unknown; resource: ResourceView }; tool: NonNullable<ReturnType<typeof getTool>>; subject: Subject }[] = [];
   for (const row of judgedRows) {
@@ -297,8 +295,7 @@ export async function previewImpact(draft: Draft, now: Date, opts: { limit?: num
   }
 
   // Every pending request, as re-evaluation would judge it now (without an approval).
-  const pending = emptyCounts();
-  pending.truncated = pendingTasks.length > limit;
+  const pending = emptyCounts(pendingTasks.length > limit);
   for (const task of pendingTasks.slice(0, limit)) {
     const tool = getTool(task.tool);
     const subject = await subjectFor(task.agentId);
