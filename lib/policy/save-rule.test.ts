@@ -8,6 +8,10 @@ import { callTool } from "../tasks/call";
 import { currentDocument, currentRules, saveDocument } from "./store";
 import { RuleRejected, ruleProblem, saveRuleVersion, type RuleInput } from "./save-rule";
 import { activeRuleFields, principal, resetDb, userId } from "../../tests/support/db";
+import { digest } from "../canonical";
+import { recordSnapshots } from "../gateway/discover";
+import { saveUpstream } from "../gateway/servers";
+import { PolicyDocument } from "./document";
 
 const T0 = new Date("2026-11-30T10:00:00Z");
 beforeEach(resetDb);
@@ -138,6 +142,30 @@ describe("a rule that cannot be saved says which field is at fault and why, and 
     // Written past the checks (an older version's tool removed since): the whole policy no longer compiles strictly.
     await db().policyRule.create({ data: { ...(await current("deploy-production")), ruleKey: "deploy-gone", tool: "deploy_gone", createdBy: "seed", createdAt: T0, version: 1 } });
     expect(await refused({ ...(await current("refund-over-limit")), value: "20000" })).toEqual({ field: "form", message: "rule deploy-gone: there is no tool deploy_gone" });
+  });
+
+  it("a list of paths compared by a threshold, with how such a list can be compared", async () => {
+    const files = await saveUpstream({ name: "files", transport: "stdio", command: "node", args: ["server.js"], root: "/srv/files", pathArgs: ["paths"] }, "user:admin", T0);
+    const readMany = { description: "Read several files", inputSchema: { type: "object", properties: { paths: { type: "array", items: { type: "string" } } }, required: ["paths"] }, annotations: { readOnlyHint: true } };
+    await recordSnapshots(files.id, "files", [{ name: "read_multiple_files", snapshot: readMany }], T0);
+    const base = { ...(await current("deploy-production")), ruleKey: "files-secret", tool: "files__read_multiple_files", field: "paths" };
+    expect(await refused({ ...base, operator: "gt", value: "3" })).toEqual({
+      field: "value",
+      message: 'paths is a list of paths: it can be compared with eq (one of them is the value) or prefix with a folder ending in "/" (one of them is in it); gt 3 does not fit it',
+    });
+    expect(await ruleProblem({ ...base, operator: "prefix", value: "secret/" })).toBeNull();
+  });
+
+  it("a stored policy document that no longer compiles blocks every save, named with its problem at its line and column", async () => {
+    // Written past the checks, as a migration of old data would: a forbid reading an argument the tool no longer has.
+    const last = await db().policyDocument.findFirstOrThrow({ orderBy: { version: "desc" } });
+    const stale = (last.body as { policies: string }).policies + '\n@id("gone-argument")\nforbid (principal, action == Action::"wire_transfer", resource)\nwhen { context.args.beneficiary == "x" };\n';
+    const body = PolicyDocument.parse({ ...(last.body as object), policies: stale });
+    await db().policyDocument.create({ data: { version: last.version + 1, body: body as object, digest: digest(body), createdBy: "migration", createdAt: T0 } });
+    const line = stale.split("\n").findIndex((l) => l.startsWith("when { context.args.beneficiary")) + 1;
+    const { field, message } = await refused({ ...(await current("refund-over-limit")), value: "20000" });
+    expect(field).toBe("form");
+    expect(message).toMatch(new RegExp(`beneficiary.* \\(line ${line}, column \\d+\\)$`));
   });
 
   it("an edit is judged without the version it replaces: a rule the test cases fail with can be fixed or retired", async () => {
