@@ -4,9 +4,10 @@
  * document that is not one at all; history per agent (not per user) and per tool; snapshots that cannot be judged;
  * a call whose tool cannot write its summary.
  */
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { db } from "../lib/db/client";
-import { impactSentence, previewImpact, type ImpactCounts } from "../lib/policy/impact";
+import { impactSentence, previewImpact, type Draft, type ImpactCounts } from "../lib/policy/impact";
+import { getTool } from "../lib/tools/catalog";
 import { saveRuleVersion } from "../lib/policy/save-rule";
 import { saveDocument } from "../lib/policy/store";
 import { callTool } from "../lib/tasks/call";
@@ -111,6 +112,63 @@ describe("history as it stood, per agent and per tool", () => {
     const impact = await preview(withWindow({ per: "tool", length: "1h" }, count1), T0);
     expect(impact.calls).toMatchObject({ considered: 2, changed: 1, toApproval: 1 });
     expect(impact.changes.map((c) => c.summary)).toEqual([expect.stringMatching(/O-1145/)]);
+  });
+});
+
+describe("pending requests, judged as they stand now", () => {
+  /** The steady document with a window over refunds and a plain forbid (a denial, no approval) that reads it. */
+  function denyWindow(per: "agent" | "user"): Draft {
+    const body = steadyDocument();
+    return {
+      kind: "document",
+      body: {
+        ...body,
+        history: [...body.history, { name: "recent_refunds", tool: "issue_refund", window: "1h", per }],
+        policies: `${body.policies}\n@id("refunds-in-a-row")\n@reason("No refunds in a row.")\nforbid (principal, action == Action::"issue_refund", resource)\nwhen { context.history.recent_refunds.count >= 1 };\n`,
+      },
+    };
+  }
+
+  it("with the history of their own agent or person, not counting their own record", async () => {
+    const bot = await principal();
+    // A refund by another agent the support bot's owner also runs; the pending request's own record is the only other one.
+    await db().callRecord.create({
+      data: { tool: "issue_refund", agentId: "another-agent-of-rita", userId: bot.userId, resourceType: "order", resourceId: "O-3107", amountMinor: 100n, currency: "EUR", status: "executed", createdAt: at(-20 * MIN) },
+    });
+    expect((await refund("O-2289", 160, at(-MIN))).kind).toBe("task");
+    expect((await preview(denyWindow("agent"), T0)).pending).toMatchObject({ considered: 1, changed: 0 });
+    expect((await preview(denyWindow("user"), T0)).pending).toMatchObject({ considered: 1, changed: 1, toDeny: 1 });
+  });
+
+  it("with the windows of the document in force, not counting their own record there either", async () => {
+    const bot = await principal();
+    const current = denyWindow("agent");
+    if (current.kind !== "document") throw new Error("a document draft");
+    expect(await saveDocument(current.body, `user:${bot.userId}`, at(-HOUR), { check: async () => [] })).toMatchObject({ ok: true });
+    expect((await refund("O-2289", 160, at(-MIN))).kind).toBe("task");
+    // Now: needs approval by the amount, no refund before it. The draft's threshold lets it run at once.
+    const impact = await preview(await refundRuleDraft({ value: "20000" }), T0);
+    expect(impact.pending).toMatchObject({ considered: 1, changed: 1, offApproval: 1, toAllow: 0 });
+  });
+
+  it("one whose tool is gone is skipped; exactly as many as the limit is not cut", async () => {
+    expect((await refund("O-2289", 160, at(-2 * MIN))).kind).toBe("task");
+    expect((await refund("O-4410", 160, at(-MIN))).kind).toBe("task");
+    // Written past the product's own paths (a tool removed while its request waits): what a preview may still meet.
+    const gone = await db().task.findFirstOrThrow({ where: { status: "working" }, orderBy: { createdAt: "asc" } });
+    await db().task.update({ where: { id: gone.id }, data: { tool: "refund_gone" } });
+    const exact = await preview(await refundRuleDraft({ value: "20000" }), T0, 2);
+    expect(exact.pending).toMatchObject({ considered: 1, skipped: 1, truncated: false, offApproval: 1 });
+  });
+
+  it("a failure reading a resource that is not the tool's own refusal is not taken for a request that cannot be judged", async () => {
+    expect((await refund("O-2289", 160, at(-MIN))).kind).toBe("task");
+    const spy = vi.spyOn(getTool("issue_refund")!, "resource").mockRejectedValue(new Error("the shop's database is gone"));
+    try {
+      await expect(previewImpact(await refundRuleDraft({ value: "20000" }), T0)).rejects.toThrow("the shop's database is gone");
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 

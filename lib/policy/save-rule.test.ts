@@ -47,6 +47,20 @@ describe("saving a rule version", () => {
     expect(events.every((e) => e.actor === `user:${admin}`)).toBe(true);
   });
 
+  it("edits of one rule key made at once each take the next version: none is lost or refused (PostgreSQL shows the race)", async () => {
+    const admin = await userId("admin@countersign.test");
+    const base = await current("refund-over-limit");
+    const values = ["16000", "17000", "18000", "19000", "20000", "21000"];
+    for (let round = 0; round < 3; round++) {
+      const before = (await db().policyRule.findFirstOrThrow({ where: { ruleKey: base.ruleKey }, orderBy: { version: "desc" } })).version;
+      const saved = await Promise.all(values.map((value) => saveRuleVersion({ ...base, value }, admin, T0)));
+      expect(saved.map((r) => r.version).sort((a, b) => a - b)).toEqual(values.map((_, i) => before + 1 + i));
+      // One version is active: the one saved last.
+      const active = await db().policyRule.findMany({ where: { ruleKey: base.ruleKey, active: true } });
+      expect(active.map((r) => r.version)).toEqual([before + values.length]);
+    }
+  });
+
   it("a new rule key starts at version 1 with no previous version, and applies at once", async () => {
     const admin = await userId("admin@countersign.test");
     const saved = await saveRuleVersion(
