@@ -1,8 +1,9 @@
 /**
  * Preview against reality, at its edges: every word of the sentence; the list of changes said to be whole when it
  * is; a draft's version after several saved versions; a draft of one rule leaves every other rule as it is; a
- * document that is not one at all; history per agent (not per user) and per tool; snapshots that cannot be judged;
- * a call whose tool cannot write its summary.
+ * document that is not one at all; history per agent (not per user) and per tool; pending requests judged with
+ * their own agent's or person's history without their own record, a gone tool, the limit, a failure that is not the
+ * tool's refusal; snapshots that cannot be judged (none at all among them); a call whose tool cannot write its summary.
  */
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { db } from "../lib/db/client";
