@@ -132,6 +132,18 @@ describe("a policy file that registers a new server and the policy on its tools"
     expect(missing.stderr).not.toContain("ENOENT");
   });
 
+  it("a new server that cannot be reached and that nothing names is saved, the import saying it was not discovered and why", async () => {
+    const doc = YAML.parse(await exportPolicyFile()) as Record<string, any>;
+    doc.servers = [...(doc.servers ?? []), { name: "missing", transport: "stdio", command: "/nonexistent/countersign-test-command" }];
+    const r = await importPolicyFile(YAML.stringify(doc), await admin(), new Date());
+    expect(r.ok, JSON.stringify(r)).toBe(true);
+    if (!r.ok) return;
+    expect(r.diff.servers.added).toEqual(["missing"]);
+    // The gateway's own words for it, not the operating system's (which name the path).
+    expect(r.discovery).toEqual(["missing: not discovered (The upstream server could not be reached.)"]);
+    expect(await db().upstreamServer.findUnique({ where: { name: "missing" } })).not.toBeNull();
+  });
+
   it("naming the tools of a server that cannot be reached is refused with the reason beside the problem, saving nothing", async () => {
     const before = await db().policyDocument.count();
     const text = await fileWith(

@@ -64,6 +64,16 @@ describe("the servers section refuses, at its line and column", () => {
     const text = withServers("servers:\n  - name: files\n    transport: stdio\n    command: npx\n    credentials:\n      bearer: ${env:FILES_TOKEN}\n");
     expect(problemsOf(text)).toEqual([{ line: lineOf(text, "bearer: ${env:FILES_TOKEN}"), column: 7, message: "servers[0].credentials: a stdio server has no credentials" }]);
   });
+
+  it("an environment on a URL's server, at the environment given; a literal in it at its variable's name, in a credential at the value", () => {
+    const text = withServers("servers:\n  - name: wiki\n    transport: streamable-http\n    url: https://wiki.example.test/mcp\n    env:\n      WIKI_TOKEN: ${env:WIKI_TOKEN}\n");
+    expect(problemsOf(text)).toEqual([{ line: lineOf(text, "WIKI_TOKEN: ${env:WIKI_TOKEN}"), column: 7, message: "servers[0].env: a streamable-http server has no env" }]);
+    const literal = withServers("servers:\n  - name: files\n    transport: stdio\n    command: npx\n    env:\n      FILES_TOKEN: hunter2\n");
+    expect(problemsOf(literal)).toEqual([{ line: lineOf(literal, "FILES_TOKEN: hunter2"), column: 7, message: expect.stringMatching(/^servers\[0\]\.env\.FILES_TOKEN: /) }]);
+    // A credential's literal is pointed at where it is written.
+    const bearer = withServers("servers:\n  - name: wiki\n    transport: streamable-http\n    url: https://wiki.example.test/mcp\n    credentials:\n      bearer: hunter2\n");
+    expect(problemsOf(bearer)).toEqual([{ line: lineOf(bearer, "bearer: hunter2"), column: 15, message: expect.stringMatching(/^servers\[0\]\.credentials\.bearer: /) }]);
+  });
 });
 
 describe("the servers section as written and compared", () => {

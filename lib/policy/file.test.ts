@@ -280,16 +280,46 @@ describe("reading a policy file: every problem at its line and column", () => {
     if (!r.ok) expect(r.problems[0]).toMatchObject({ line: lineOf(text, "key: delete-prod"), message: expect.stringContaining("delete-prod") });
   });
 
+  it("a key the file must have is missed at the file's first key; a rule's setting named as the file names it, at its value", () => {
+    const noFormat = text.replace(/^format: .*\n/m, "");
+    const r = parsePolicyFile(noFormat);
+    const firstKey = noFormat.split("\n").findIndex((l) => /^[a-z_]+:/.test(l)) + 1;
+    expect(firstKey).toBeGreaterThan(1);
+    expect(!r.ok && r.problems).toEqual([{ message: "format: the first key is format: countersign.policy/v1", line: firstKey, column: 1 }]);
+    const shortReason = text.replace(/    reason: .*\n/, "    reason: abc\n");
+    const s = parsePolicyFile(shortReason);
+    expect(!s.ok && s.problems).toEqual([{ message: "rules[0].reason: Too small: expected string to have >=5 characters", line: lineOf(shortReason, "    reason: abc"), column: 13 }]);
+  });
+
   it("a deny rule with approval settings, or two rules with one key, are refused", () => {
     const withApprovers = text.replace("    effect: deny\n", "    effect: deny\n    approvers: treasury\n");
     const r1 = parsePolicyFile(withApprovers);
     expect(r1.ok).toBe(false);
-    if (!r1.ok) expect(r1.problems[0].message).toMatch(/deny rule cannot be approved/);
+    // At the setting itself, named with its path.
+    expect(!r1.ok && r1.problems).toEqual([
+      { message: expect.stringMatching(/^rules\[\d+\]\.approvers: a deny rule cannot be approved, so it has no approvers$/), line: lineOf(withApprovers, "    approvers: treasury"), column: 16 },
+    ]);
     const twice = text.replace("  - key: wire-over-25k", "  - key: wire-over-1m");
     const r2 = parsePolicyFile(twice);
     expect(r2.ok).toBe(false);
     const second = twice.split("\n").findLastIndex((l) => l.includes("key: wire-over-1m")) + 1;
     if (!r2.ok) expect(r2.problems[0]).toMatchObject({ message: expect.stringContaining("two rules have the key wire-over-1m"), line: second, column: 10 });
+  });
+});
+
+describe("compiling a policy file: each problem where it is", () => {
+  const text = formatPolicyFile(demo());
+
+  it("a policy's problem at its place in the file; one of no place without a line; no test case run", async () => {
+    const dup = text.replace('@id("demo-tools")', '@id("support-bot-refunds-only")');
+    const second = dup.split("\n").findLastIndex((l) => l.includes('@id("support-bot-refunds-only")')) + 1;
+    const problems = [{ message: 'policies: two policies have @id("support-bot-refunds-only")', line: second, column: 3 }];
+    expect(compilePolicyFile(parsed(dup), tools)).toEqual({ ok: false, problems });
+    expect(await checkPolicyFile(parsed(dup), tools)).toEqual({ ok: false, problems, outcomes: [] });
+    const gone = text.replace(/tool: issue_refund\n    window/, "tool: refund_gone\n    window");
+    expect(gone).not.toBe(text);
+    const r = compilePolicyFile(parsed(gone), tools);
+    expect(!r.ok && r.problems[0]).toEqual({ message: "history refunds_per_order: there is no tool refund_gone" });
   });
 });
 
@@ -320,6 +350,11 @@ describe("the diff an import shows", () => {
       '- test "a refund within the limit runs at once"',
     ]);
     expect(describeDiff(diffPolicy(current, demo()))).toBe("No changes.");
+    const back = describeDiff(diffPolicy(incoming, current)).split("\n");
+    expect(back).toContain("- policy no-deletes-at-all");
+    expect(back).toContain('+ test "a refund within the limit runs at once"');
+    const reworded = { ...current, document: { ...current.document, tests: current.document.tests.map((t, i) => (i === 0 ? { ...t, expect: "deny" as const } : t)) } };
+    expect(describeDiff(diffPolicy(current, reworded))).toBe(`~ test "${current.document.tests[0].name}"`);
   });
 });
 
@@ -334,6 +369,17 @@ describe("the diff an import shows, field by field", () => {
     expect(changedFields({ ...refund, approvalsRequired: 2 })).toEqual([{ key: "refund-over-limit", fields: ["quorum"] }]);
     expect(changedFields({ ...refund, requirePasskey: true })).toEqual([{ key: "refund-over-limit", fields: ["passkey"] }]);
     expect(changedFields({ ...refund, currency: "USD" })).toEqual([{ key: "refund-over-limit", fields: ["currency"] }]);
+  });
+
+  it("a rule made a deny rule names the settings it drops; an escalation's time and group are compared", () => {
+    const refund = rule("refund-over-limit");
+    expect([refund.requireJustification, refund.requirePasskey ?? false]).toEqual([false, false]);
+    const deny = { ...refund, effect: "deny" as const, approverGroup: null, approvalsRequired: 0, requestDeadlineSec: 0, approvalValiditySec: 0 };
+    expect(changedFields(deny)).toEqual([{ key: "refund-over-limit", fields: ["effect", "approvers", "quorum", "deadline", "validity"] }]);
+    expect(changedFields({ ...refund, escalateAfterSec: 3600, fallbackGroup: "treasury" })).toEqual([{ key: "refund-over-limit", fields: ["escalate", "fallback"] }]);
+    const escalating = { ...refund, escalateAfterSec: 3600, fallbackGroup: "treasury" };
+    const diff = diffPolicy(withRule(escalating), withRule({ ...escalating, escalateAfterSec: 7200, fallbackGroup: "sre" }));
+    expect(diff.rules.changed).toEqual([{ key: "refund-over-limit", fields: ["escalate", "fallback"] }]);
   });
 
   it("a deny rule's approval settings are not: they never apply", () => {
@@ -368,6 +414,12 @@ describe("the diff an import shows, field by field", () => {
     const withPolicies = (policies: string) => ({ ...demo(), document: { ...demo().document, policies } });
     const unnamed = 'forbid (principal, action == Action::"delete_path", resource);\npermit (principal, action, resource);\n';
     expect(diffPolicy(withPolicies(""), withPolicies(unnamed)).policies.added).toEqual(["(policy 1 without @id)", "(policy 2 without @id)"]);
+    // An @id without a value is none.
+    expect(diffPolicy(withPolicies(""), withPolicies(`@id\n${unnamed}`)).policies.added).toEqual(["(policy 1 without @id)", "(policy 2 without @id)"]);
+    // Blank lines between policies are layout, not a change of either.
+    const two = '@id("a")\nforbid (principal, action == Action::"delete_path", resource);\n@id("b")\npermit (principal, action, resource);\n';
+    const spaced = diffPolicy(withPolicies(two), withPolicies(two.replace('@id("b")', '\n\n@id("b")')));
+    expect([spaced.policies, spaced.document]).toEqual([{ added: [], changed: [], removed: [] }, true]);
     const unreadable = diffPolicy(demo(), withPolicies("forbid (principal, action, resource"));
     expect(unreadable.policies.added).toEqual(["(unreadable policy text)"]);
     expect(unreadable.policies.removed).toEqual(["demo-tools", "support-bot-refunds-only", "wire-account-24h", "refund-order-total", "deploy-production-after-hours"]);

@@ -545,7 +545,8 @@ function policiesById(text: string): Map<string, string> {
     } catch {
       id = undefined;
     }
-    out.set(id ?? `(policy ${i + 1} without @id)`, p.text.trim());
+    // Its own text, from its first character to its `;` (splitPolicies): blank lines around it are layout.
+    out.set(id ?? `(policy ${i + 1} without @id)`, p.text);
   });
   return out;
 }
