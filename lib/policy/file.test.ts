@@ -382,6 +382,45 @@ describe("the diff an import shows, field by field", () => {
     expect(diff.rules.changed).toEqual([{ key: "refund-over-limit", fields: ["escalate", "fallback"] }]);
   });
 
+  it("rules are named in key order, whatever order the files give them in", () => {
+    const reversed = demoRules().reverse();
+    const incoming = {
+      ...demo(),
+      rules: [
+        { ...rule("refund-over-limit"), ruleKey: "zz-refund" },
+        { ...rule("refund-over-limit"), ruleKey: "aa-refund" },
+        ...reversed
+          .filter((r) => r.ruleKey !== "wire-over-1m" && r.ruleKey !== "delete-prod")
+          .map((r) => (r.ruleKey === "wire-over-25k" || r.ruleKey === "refund-over-limit" ? { ...r, reason: `${r.reason} Reviewed.` } : r)),
+      ],
+    };
+    expect(diffPolicy(demo(), incoming).rules).toEqual({
+      added: ["aa-refund", "zz-refund"],
+      changed: [
+        { key: "refund-over-limit", fields: ["reason"] },
+        { key: "wire-over-25k", fields: ["reason"] },
+      ],
+      removed: ["delete-prod", "wire-over-1m"],
+    });
+  });
+
+  it("a rule renamed, or one added beside one changed, is a change, and so is a policy or a test renamed", () => {
+    const renamed = { ...demo(), rules: demoRules().map((r) => (r.ruleKey === "delete-prod" ? { ...r, ruleKey: "delete-production" } : r)) };
+    expect(diffPolicy(demo(), renamed)).toMatchObject({ rules: { added: ["delete-production"], changed: [], removed: ["delete-prod"] }, unchanged: false });
+    const addedAndChanged = { ...demo(), rules: [...demoRules().map((r) => (r.ruleKey === "delete-prod" ? { ...r, reason: `${r.reason} Reviewed.` } : r)), { ...rule("delete-prod"), ruleKey: "delete-staging" }] };
+    expect(diffPolicy(demo(), addedAndChanged)).toMatchObject({ rules: { added: ["delete-staging"], changed: [{ key: "delete-prod", fields: ["reason"] }], removed: [] }, unchanged: false });
+    const withDocument = (over: Partial<PolicyDocument>) => ({ ...demo(), document: { ...demo().document, ...over } });
+    const policies = demo().document.policies;
+    expect(describeDiff(diffPolicy(demo(), withDocument({ policies: policies.replace('@id("demo-tools")', '@id("demo-tools-only")') }))).split("\n")).toEqual(["+ policy demo-tools-only", "- policy demo-tools"]);
+    const addedAndReworded = `${policies.replace("The support bot may only issue refunds.", "Refunds only.")}\n@id("no-deletes-at-all")\nforbid (principal, action == Action::"delete_path", resource);\n`;
+    expect(describeDiff(diffPolicy(demo(), withDocument({ policies: addedAndReworded }))).split("\n")).toEqual(["+ policy no-deletes-at-all", "~ policy support-bot-refunds-only"]);
+    const tests = demo().document.tests;
+    const testRenamed = withDocument({ tests: tests.map((t, i) => (i === 0 ? { ...t, name: `${t.name}, renamed` } : t)) });
+    expect(describeDiff(diffPolicy(demo(), testRenamed)).split("\n")).toEqual([`+ test "${tests[0].name}, renamed"`, `- test "${tests[0].name}"`]);
+    const testAddedAndChanged = withDocument({ tests: [...tests.map((t, i) => (i === 0 ? { ...t, expect: "deny" as const } : t)), { ...tests[0], name: "one more" }] });
+    expect(describeDiff(diffPolicy(demo(), testAddedAndChanged)).split("\n")).toEqual(['+ test "one more"', `~ test "${tests[0].name}"`]);
+  });
+
   it("a deny rule's approval settings are not: they never apply", () => {
     const deny = rule("wire-over-1m");
     const diff = diffPolicy(demo(), withRule({ ...deny, approverGroup: "treasury", approvalsRequired: 2, requirePasskey: true, requestDeadlineSec: 60 }));
