@@ -172,6 +172,23 @@ describe("export and import of the whole policy", () => {
   });
 });
 
+describe("concurrent document changes", () => {
+  it("imports that change the document and document saves made at once each take the next document version (PostgreSQL shows the race)", async () => {
+    const actor = await admin();
+    const base = await exportPolicyFile();
+    for (let round = 0; round < 4; round++) {
+      const before = await currentDocument();
+      const files = ["Asia/Tokyo", "Europe/Paris"].map((z) => base.replace(/^time_zones:\n((?:  - .*\n)*)/m, `time_zones:\n$1  - ${z}\n  - Etc/GMT+${round + 1}\n`));
+      expect(files.every((f) => f !== base)).toBe(true);
+      const saves = ["Africa/Lagos", "Asia/Dubai", "Europe/Oslo"].map((z) => ({ ...before.body, timeZones: [...before.body.timeZones, z, `Etc/GMT-${round + 1}`] }));
+      const results = await Promise.all([...files.map((f) => importPolicyFile(f, actor, T0)), ...saves.map((b) => saveDocument(b, `user:${actor}`, T0, { check: async () => [] }))]);
+      expect(results.map((r) => r.ok)).toEqual([true, true, true, true, true]);
+      const versions = await db().policyDocument.findMany({ where: { version: { gt: before.version } }, orderBy: { version: "asc" } });
+      expect(versions.map((v) => v.version)).toEqual([1, 2, 3, 4, 5].map((i) => before.version + i));
+    }
+  });
+});
+
 describe("saving a version runs the document's test cases", () => {
   it("saving a form rule that breaks a test case is refused with a message naming the test, and saves nothing", async () => {
     const fields = await activeRuleFields("refund-over-limit");
