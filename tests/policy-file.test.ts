@@ -75,6 +75,22 @@ describe("export and import of the whole policy", () => {
     expect(await db().auditEvent.count({ where: { type: "policy.imported" } })).toBe(0);
   });
 
+  it("an import of rules alone: a retired rule's last version keeps that rule's own fields, and the document gets no version", async () => {
+    const text = (await exportPolicyFile()).replace("    value: EUR 150.00\n", "    value: EUR 200.00\n").replace(/  - key: wire-over-1m\n(    .*\n)+?(?=  - key:)/, "");
+    const retiring = await activeRuleFields("wire-over-1m");
+    const before = await policyState();
+    const r = await importPolicyFile(text, await admin(), T0);
+    expect(r).toMatchObject({ ok: true, unchanged: false, versions: { document: null } });
+    if (!r.ok) return;
+    expect(r.diff.rules.removed).toEqual(["wire-over-1m"]);
+    const retired = await db().policyRule.findFirstOrThrow({ where: { ruleKey: "wire-over-1m" }, orderBy: { version: "desc" } });
+    expect(retired).toMatchObject({ ...retiring, version: 2, active: false });
+    expect((await policyState()).documents).toBe(before.documents);
+    // A file without servers leaves them alone, and its audit event says none were touched.
+    const imported = await db().auditEvent.findFirstOrThrow({ where: { type: "policy.imported" } });
+    expect(imported.data).toMatchObject({ servers: [] });
+  });
+
   it("an import saves a version per changed or new rule key, retires removed rules, saves the document, and audits once", async () => {
     const actor = await admin();
     const text = (await exportPolicyFile())
@@ -101,6 +117,7 @@ describe("export and import of the whole policy", () => {
     expect(after.active).toEqual(["deploy-production@1", "refund-over-limit@2", "wire-any@1", "wire-over-1m@1", "wire-over-25k@1"]);
     expect((await currentRules("issue_refund"))[0]).toMatchObject({ value: "20000", currency: "EUR", createdBy: actor });
     expect((await currentDocument()).body.timeZones).toEqual(["Europe/Berlin", "America/New_York"]);
+    expect((await db().policyDocument.findFirstOrThrow({ orderBy: { version: "desc" } })).note).toBe("Imported from a policy file.");
     const events = await db().auditEvent.findMany({ where: { type: "policy.imported" } });
     expect(events).toHaveLength(1);
     // The event names the versions and the file itself, by its digest.
@@ -299,6 +316,7 @@ describe("upstream servers in the policy file", () => {
 
   it("an import registers and updates servers in the same transaction as the rules, keeping ${stored} secrets", async () => {
     const files = await registerServers();
+    const registered = (await db().auditEvent.findFirstOrThrow({ orderBy: { seq: "desc" } })).seq;
     const text = (await exportPolicyFile())
       .replace("https://tickets.example.test/mcp", "https://tickets.example.test/v2/mcp")
       .replace("write {path}", "write {content} to {path}")
@@ -328,6 +346,10 @@ describe("upstream servers in the policy file", () => {
     const imported = await db().auditEvent.findFirstOrThrow({ where: { type: "policy.imported" } });
     expect(imported.data).toMatchObject({ servers: ["files", "tickets", "wiki"] });
     expect(await db().auditEvent.count({ where: { type: "upstream.registered", data: { path: ["server"], equals: "wiki" } } })).toBe(1);
+    // In the name of the admin who imported, like the import itself.
+    const serverEvents = await db().auditEvent.findMany({ where: { type: { in: ["upstream.registered", "upstream.updated", "upstream.summary-template"] }, seq: { gt: registered } } });
+    expect(serverEvents.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(serverEvents.map((e) => e.actor))).toEqual(new Set([imported.actor]));
     expect(JSON.stringify(await db().auditEvent.findMany())).not.toContain(TOKEN);
   });
 
