@@ -101,6 +101,9 @@ describe("a policy file that registers a new server and the policy on its tools"
     expect(r.discovery).toEqual([expect.stringMatching(/^docs: \d+ new, 0 changed, 0 removed, 0 unchanged tools$/)]);
     const tool = await db().upstreamTool.findFirstOrThrow({ where: { name: "write_file", server: { name: "docs" } } });
     expect(tool.summaryTemplate).toBe("write {path} in docs");
+    // Set once the server's tools were found, in the name of the admin who imported.
+    const summarySet = await db().auditEvent.findFirstOrThrow({ where: { type: "upstream.summary-template" } });
+    expect(summarySet.actor).toBe(`user:${await admin()}`);
 
     const ops = await principal("ops-bot");
     const open = await callTool(ops, "docs__write_file", { path: "notes.txt", content: "hello" }, { tasks: true }, new Date());
@@ -156,6 +159,9 @@ describe("a policy file that registers a new server and the policy on its tools"
     const messages = r.problems.map((p) => p.message);
     expect(messages.some((m) => m.includes("gone__write_file")), messages.join("\n")).toBe(true);
     expect(messages).toContainEqual(expect.stringMatching(/^servers\[\d+\]: gone: its tools could not be listed \(.*\), so nothing in this file may name them yet$/));
+    // At the server's entry in the file.
+    const entry = text.split("\n").findIndex((l) => l === "  - name: gone") + 1;
+    expect(r.problems.find((p) => p.message.includes("its tools could not be listed"))).toMatchObject({ line: entry, column: 5 });
     expect(await db().upstreamServer.findUnique({ where: { name: "gone" } })).toBeNull();
     expect(await db().policyDocument.count()).toBe(before);
   });

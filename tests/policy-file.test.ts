@@ -12,7 +12,7 @@ import path from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { digest } from "../lib/canonical";
 import { db } from "../lib/db/client";
-import { describeDiff, exportPolicyFile, importPolicyFile, parsePolicyFile, checkPolicyFile } from "../lib/policy/file";
+import { describeDiff, exportPolicyFile, importPolicyFile, parsePolicyFile, checkPolicyFile, previewPolicyFile } from "../lib/policy/file";
 import { recordSnapshots, setSummaryTemplate } from "../lib/gateway/discover";
 import { connectionOf, saveUpstream } from "../lib/gateway/servers";
 import { saveRuleVersion, RuleRejected } from "../lib/policy/save-rule";
@@ -189,6 +189,33 @@ describe("export and import of the whole policy", () => {
   });
 });
 
+describe("previewing an import", () => {
+  it("says what the import would change and saves nothing; a file that is not one, or fails its cases, gets its problems alone", async () => {
+    const exported = await exportPolicyFile();
+    const before = await policyState();
+    expect(await previewPolicyFile(exported)).toMatchObject({ ok: true, diff: { unchanged: true } });
+    // A servers section that lists none is read as no change to the servers.
+    expect(await previewPolicyFile(exported.replace("rules:\n", "servers: []\nrules:\n"))).toMatchObject({ ok: true, diff: { unchanged: true } });
+    const raised = exported.replace("    value: EUR 150.00\n", "    value: EUR 200.00\n");
+    expect(await previewPolicyFile(raised)).toMatchObject({ ok: true, diff: { unchanged: false, rules: { added: [], changed: [{ key: "refund-over-limit", fields: ["value"] }], removed: [] } } });
+    expect(await policyState()).toEqual(before);
+
+    const unclosed = exported.replace("    quorum: 2\n", "    quorum: [2\n");
+    const notYaml = await previewPolicyFile(unclosed);
+    expect(notYaml.ok).toBe(false);
+    expect(!notYaml.ok && notYaml.problems[0]).toMatchObject({ message: expect.stringMatching(/^Flow sequence/), line: expect.any(Number) });
+    const lowered = exported.replace("    value: EUR 150.00\n", "    value: EUR 10.00\n");
+    const failing = await previewPolicyFile(lowered);
+    expect(failing.ok).toBe(false);
+    if (failing.ok) return;
+    expect(failing.problems.map((p) => p.message)).toEqual([
+      expect.stringMatching(/^the test "a refund within the limit runs at once" fails: expected allow, got requestable by rule:refund-over-limit/),
+      expect.stringMatching(/^the test .* fails/),
+    ]);
+    expect(await policyState()).toEqual(before);
+  });
+});
+
 describe("concurrent document changes", () => {
   it("imports that change the document and document saves made at once each take the next document version (PostgreSQL shows the race)", async () => {
     const actor = await admin();
@@ -328,6 +355,8 @@ describe("upstream servers in the policy file", () => {
     expect(r.diff.servers).toEqual({ added: ["wiki"], changed: [{ name: "files", fields: ["summaries"] }, { name: "tickets", fields: ["url"] }] });
     expect(describeDiff(r.diff)).toContain("+ server wiki\n~ server files (summaries)\n~ server tickets (url)\n~ rule refund-over-limit (value)");
     expect(r.discovery).toEqual(expect.arrayContaining([expect.stringMatching(/^wiki: not discovered/)]));
+    // One note per server added or changed, in name order.
+    expect((r.discovery ?? []).map((n) => n.slice(0, n.indexOf(":")))).toEqual(["files", "tickets", "wiki"]);
     const tickets = await db().upstreamServer.findUniqueOrThrow({ where: { name: "tickets" } });
     expect(tickets.url).toBe("https://tickets.example.test/v2/mcp");
     expect((await connectionOf(tickets.id))!.headers).toEqual({ Authorization: `Bearer ${TOKEN}` });
@@ -359,6 +388,8 @@ describe("upstream servers in the policy file", () => {
     const off = edited(exported, "  - name: tickets\n    transport: streamable-http\n", "  - name: tickets\n    transport: streamable-http\n    enabled: false\n");
     const r = await importPolicyFile(off, await admin(), T0);
     expect(r.ok && r.diff.servers).toEqual({ added: [], changed: [{ name: "tickets", fields: ["enabled"] }] });
+    // A server saved disabled is not asked for its tools.
+    expect(r.ok && !r.unchanged && r.discovery).toEqual([]);
     expect((await db().upstreamServer.findUniqueOrThrow({ where: { name: "tickets" } })).enabled).toBe(false);
     expect(await exportPolicyFile()).toBe(off);
     expect(await importPolicyFile(exported, await admin(), T0)).toMatchObject({ ok: true, diff: { servers: { changed: [{ name: "tickets", fields: ["enabled"] }] } } });
