@@ -216,6 +216,29 @@ describe("previewing an import", () => {
   });
 });
 
+describe("an import's test cases", () => {
+  it("that give no resource are mapped from the current state, as the call itself would be", async () => {
+    const mapped = [
+      "  - name: a refund of EUR 180.00 on O-2289 waits for a lead",
+      "    call:",
+      "      tool: issue_refund",
+      "      arguments:",
+      "        amount: 180",
+      "        order_id: O-2289",
+      "    principal:",
+      "      agent: support-bot",
+      "      user: rita.requester@countersign.test",
+      "      role: requester",
+      "      groups: []",
+      "    expect: requestable",
+      "",
+    ].join("\n");
+    const text = `${await exportPolicyFile()}${mapped}`;
+    const r = await importPolicyFile(text, await admin(), T0);
+    expect(r, JSON.stringify(r)).toMatchObject({ ok: true, unchanged: false, diff: { tests: { added: ["a refund of EUR 180.00 on O-2289 waits for a lead"] } } });
+  });
+});
+
 describe("concurrent document changes", () => {
   it("imports that change the document and document saves made at once each take the next document version (PostgreSQL shows the race)", async () => {
     const actor = await admin();
