@@ -291,6 +291,30 @@ describe("reading a policy file: every problem at its line and column", () => {
     expect(!s.ok && s.problems).toEqual([{ message: "rules[0].reason: Too small: expected string to have >=5 characters", line: lineOf(shortReason, "    reason: abc"), column: 13 }]);
   });
 
+  it("money that is not money, at the value or at the currency it repeats, whatever the spacing", () => {
+    const at = (value: string, extra = "") => {
+      const changed = text.replace("    value: EUR 150.00\n", `    value: ${value}\n${extra}`);
+      expect(changed).not.toBe(text);
+      const r = parsePolicyFile(changed);
+      return r.ok ? [] : r.problems.map((p) => ({ ...p, line: p.line! - lineOf(changed, `    value: ${value}`) }));
+    };
+    const key = /^rules\[\d+\]\./;
+    const fractional = at("1.5");
+    expect(fractional).toEqual([{ message: expect.stringMatching(key), line: 0, column: 12 }]);
+    expect(fractional[0].message.replace(key, "")).toBe("value: a whole number (money as minor units, or as money: EUR 150.00)");
+    const twice = at("EUR 150.00", "    currency: EUR\n");
+    expect(twice).toEqual([{ message: expect.stringMatching(key), line: 1, column: 15 }]);
+    expect(twice[0].message.replace(key, "")).toBe("currency: the value already names its currency");
+    const money = "value: money is written as a currency code and an amount with at most two decimals, e.g. EUR 150.00";
+    for (const written of ["EUR 150.005", '"  EUR 150.005"']) {
+      const problems = at(written);
+      expect(problems.map((p) => p.message.replace(key, "")), written).toEqual([money]);
+      expect(problems[0]).toMatchObject({ line: 0, column: 12 });
+    }
+    // Letters later in the value are not a currency code: a threshold needs a number.
+    expect(at("100 EUR flat").map((p) => p.message.replace(key, ""))).toEqual(["value: a number for gt/gte"]);
+  });
+
   it("a deny rule with approval settings, or two rules with one key, are refused", () => {
     const withApprovers = text.replace("    effect: deny\n", "    effect: deny\n    approvers: treasury\n");
     const r1 = parsePolicyFile(withApprovers);
