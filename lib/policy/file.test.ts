@@ -84,6 +84,7 @@ describe("values and settings as written and read back", () => {
     }
     // Minor units stored with a leading zero are written as plain money.
     expect(roundTrip({ value: "0150", currency: "EUR" }).text).toContain("    value: EUR 1.50\n");
+    expect(roundTrip({ value: "00150", currency: "EUR" }).text).toContain("    value: EUR 1.50\n");
   });
 
   it("a rule the file marks inactive is read as retired, not as a rule in force", () => {
@@ -140,6 +141,18 @@ describe("values and settings as written and read back", () => {
     expect(full).toContain("    passkey: true\n");
     expect(rule).toMatchObject({ requirePasskey: true, requireJustification: true, escalateAfterSec: 7200, fallbackGroup: "treasury" });
     expect(roundTrip({}).rule).not.toHaveProperty("requirePasskey");
+  });
+
+  it("durations are written as people say them: hours up to two days, then days; minutes when not whole hours", () => {
+    for (const [deadline, validity, written] of [
+      [216000, 5400, ["    deadline: 60h\n", "    validity: 90m\n"]],
+      [172800, 1800, ["    deadline: 2d\n", "    validity: 30m\n"]],
+      [86400, 3600, ["    deadline: 24h\n", "    validity: 1h\n"]],
+    ] as const) {
+      const { text, rule } = roundTrip({ requestDeadlineSec: deadline, approvalValiditySec: validity });
+      for (const line of written) expect(text).toContain(line);
+      expect([rule.requestDeadlineSec, rule.approvalValiditySec]).toEqual([deadline, validity]);
+    }
   });
 
   it("a deny rule has no passkey either", () => {
