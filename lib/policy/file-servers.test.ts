@@ -31,6 +31,9 @@ function problemsOf(text: string) {
   return r.ok ? [] : r.problems;
 }
 
+/** A listed tool's snapshot that takes a path. */
+const snapshot = (description: string) => ({ description, inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }, annotations: {} });
+
 /** The servers section as formatPolicyFile writes it (from `servers:` up to `rules:`). */
 const serversWritten = (file: PolicyFile) => {
   const text = formatPolicyFile(file);
@@ -142,8 +145,6 @@ describe("the servers section as written and compared", () => {
 describe("export of the registered servers", () => {
   beforeEach(resetDb);
 
-  const snapshot = (description: string) => ({ description, inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }, annotations: {} });
-
   it("a header credential entered in the console is written as ${stored}, never its value, and importing it back keeps the value", async () => {
     await saveUpstream({ name: "wiki", transport: "streamable-http", url: "https://wiki.example.test/mcp", credentials: { header: "X-Api-Key", value: "sk_live_entered_in_console" } }, "user:admin", T0);
     const text = await exportPolicyFile();
@@ -192,8 +193,6 @@ describe("export of the registered servers", () => {
 
 describe("the summaries of a new server's discovered tools", () => {
   beforeEach(resetDb);
-
-  const snapshot = (description: string) => ({ description, inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }, annotations: {} });
 
   it("are set on that server's tools only: another server's tools and their summaries are left as they are", async () => {
     const wiki = await saveUpstream({ name: "wiki", transport: "streamable-http", url: "https://wiki.example.test/mcp" }, "user:admin", T0);
